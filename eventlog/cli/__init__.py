@@ -1,0 +1,1 @@
+"""Click commands: parse → call the library → render. No logic here."""

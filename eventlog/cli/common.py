@@ -1,0 +1,80 @@
+"""Shared CLI plumbing: --root on every subcommand, one-line errors with exit 2, JSON Lines output."""
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+import orjson
+
+from ..errors import EventlogError
+from ..layout import parse_when, resolve_root
+
+
+def root_option(f: Callable) -> Callable:
+    """`--root DIR` accepted after the subcommand name; falls back to the group's --root, then the environment."""
+
+    @click.option("--root", "root_opt", type=click.Path(file_okay=False), default=None,
+                  help="Log root (default: $EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~/.openclaw/eventlog).")
+    @functools.wraps(f)
+    def wrapper(*args: Any, root_opt: str | None = None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        group_root = (ctx.find_root().obj or {}).get("root")
+        return f(*args, root=resolve_root(root_opt or group_root), **kwargs)
+
+    return wrapper
+
+
+def fail(message: str, code: int = 2) -> None:
+    click.echo(f"eventlog: {message}", err=True)
+    sys.exit(code)
+
+
+def handle_errors(f: Callable) -> Callable:
+    """Library errors, OS errors and bad input become one stderr line and exit 2 — never a traceback."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except EventlogError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                sys.exit(0)
+            fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+        except ValueError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            sys.exit(130)
+
+    return wrapper
+
+
+def date_option(name: str, help: str) -> Callable:
+    def convert(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+        if value is None:
+            return None
+        try:
+            return parse_when(value)
+        except EventlogError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option(name, callback=convert, default=None, metavar="DATE", help=help)
+
+
+def since_until(f: Callable) -> Callable:
+    f = date_option("--until", "Last UTC day to include (YYYY-MM-DD, RFC 3339, today, yesterday, 7d).")(f)
+    f = date_option("--since", "First UTC day to include (YYYY-MM-DD, RFC 3339, today, yesterday, 7d).")(f)
+    return f
+
+
+def emit_json(obj: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(obj) + b"\n")
+
+
+def ensure_root(root: Path) -> None:
+    if not root.is_dir():
+        raise EventlogError(f"no log at {root} (run `eventlog init`, or pass --root)")

@@ -1,0 +1,190 @@
+"""Store commands: init, path, append, verify, seal, stats."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import BadEvent
+from ..layout import locations, root_source
+from .common import emit_json, ensure_root, handle_errors, root_option, since_until
+from .main import cli
+
+
+@cli.command()
+@root_option
+@handle_errors
+def init(root: Path) -> None:
+    """Create the log root (0700) and its top-level folders; harmless if they exist."""
+    from ..writer import EventLog
+
+    for sub in ("", "raw", "seals", "dlp"):
+        d = root / sub if sub else root
+        existed = d.is_dir()
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not existed:
+            EventLog(root)._fsync_dir(d.parent)
+    click.echo(str(root))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per location.")
+@root_option
+@handle_errors
+def path(root: Path, as_json: bool) -> None:
+    """Print every location in use (root, log files, seals, DLP streams, key, allowlist, Parquet)."""
+    rows = [("root", root, root_source(click.get_current_context().params.get("root_opt")))]
+    rows += [(name, p, "") for name, p in locations(root)]
+    for name, p, note in rows:
+        if as_json:
+            emit_json({"type": "location", "name": name, "path": str(p), "exists": p.exists(),
+                       **({"source": note} if note else {})})
+        else:
+            click.echo(f"{name:<14} {p}" + (f"   ({note})" if note else ""))
+
+
+def _read_batches(fd: int, chunk: int = 1 << 20):
+    """Yield (first line number, [complete lines]) per read(): all lines one read() returns form one batch — that is
+    the group commit of --fsync batch. A line longer than the limit is rejected before it is buffered whole."""
+    from ..schema import MAX_LINE
+
+    carry = b""
+    lineno = 1
+    while True:
+        data = os.read(fd, chunk)
+        if not data:
+            break
+        parts = (carry + data).split(b"\n")
+        carry = parts.pop()
+        if len(carry) > MAX_LINE:
+            raise BadEvent(f"stdin line {lineno + len(parts)}: line longer than {MAX_LINE} bytes")
+        if parts:
+            yield lineno, parts
+            lineno += len(parts)
+    if carry.strip():
+        yield lineno, [carry]
+
+
+@cli.command()
+@click.option("--fsync", type=click.Choice(["always", "batch", "never"]), default="batch", show_default=True,
+              help="always: fsync each event before the next; batch: one fsync per input chunk; never: leave it to the OS.")
+@click.option("--ack", is_flag=True, help="Print each event's id on stdout, flushed, once it is durable under --fsync.")
+@root_option
+@handle_errors
+def append(root: Path, fsync: str, ack: bool) -> None:
+    """Append events from stdin (JSON Lines). Each needs event, channel, chat_id and ts; v, id and prev are filled.
+
+    All lines of one input chunk are validated before any is written; a bad line stops the command with exit 2 and
+    nothing of its chunk is written (earlier chunks were already acknowledged)."""
+    from ..schema import parse_line
+    from ..writer import EventLog
+
+    log = EventLog(root, fsync=fsync)
+    out = sys.stdout.buffer
+    for first, lines in _read_batches(sys.stdin.fileno()):
+        numbers, events = [], []
+        for i, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                events.append(parse_line(line))
+            except BadEvent as exc:
+                raise BadEvent(f"stdin line {first + i}: {exc}") from None
+            numbers.append(first + i)
+        try:
+            stored = log.append_many(events).events
+        except BadEvent as exc:
+            where = f"stdin line {numbers[exc.index]}: " if exc.index is not None else ""
+            raise BadEvent(f"{where}{exc}") from None
+        if ack:
+            out.write(b"".join(ev["id"].encode() + b"\n" for ev in stored))
+            out.flush()
+
+
+@cli.command()
+@click.option("--chat", default=None, help="Only this chat id.")
+@since_until
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: damage/warning records and a summary.")
+@click.option("-q", "--quiet", is_flag=True, help="No output; the exit code says it all.")
+@root_option
+@handle_errors
+def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: bool) -> None:
+    """Check hash chains and seals; print `file:line: reason` for every damaged place. Exit 0 clean, 2 damaged."""
+    from ..verify import verify as run
+
+    ensure_root(root)
+
+    def emit(problem, is_damage: bool) -> None:
+        if quiet:
+            return
+        if as_json:
+            emit_json({"type": "damage" if is_damage else "warning", "file": problem.relpath,
+                       "line": problem.line, "reason": problem.reason})
+        elif is_damage:
+            click.echo(str(problem))
+        else:
+            click.echo(f"warning: {problem}", err=True)
+
+    report = run(root, chat, since, until, emit)
+    if as_json and not quiet:
+        emit_json({"type": "summary", "files": report.files, "lines": report.lines,
+                   "damaged": len(report.damage), "warnings": len(report.warnings), "ok": report.ok})
+    elif not quiet:
+        click.echo(f"{report.files} files, {report.lines} lines: "
+                   + ("ok" if report.ok else f"{len(report.damage)} damaged place(s)"), err=True)
+    if not report.ok:
+        sys.exit(2)
+
+
+@cli.command()
+@click.option("--chat", default=None, help="Only this chat id.")
+@click.option("--through", "through", default=None, metavar="DATE",
+              help="Seal day files up to and including this UTC day (default: yesterday).")
+@click.option("--json", "as_json", is_flag=True)
+@root_option
+@handle_errors
+def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> None:
+    """Seal closed day files: record line count, size and last hash under seals/ (done automatically when a later day
+    is written to the same chat)."""
+    from ..layout import parse_when
+    from ..seal import seal_closed
+    from ..writer import EventLog
+
+    ensure_root(root)
+    results = seal_closed(EventLog(root), chat, parse_when(through) if through else None)
+    sealed = 0
+    for rel, outcome in results:
+        sealed += outcome == "sealed"
+        if as_json:
+            emit_json({"type": "seal", "file": rel, "outcome": outcome})
+        elif outcome != "already sealed":
+            click.echo(f"{rel}: {outcome}")
+    if not as_json:
+        click.echo(f"{sealed} sealed, {len(results) - sealed} unchanged or skipped", err=True)
+
+
+@cli.command()
+@click.option("--by", type=click.Choice(["channel", "chat", "day"]), default="chat", show_default=True)
+@click.option("--chat", default=None, help="Only this chat id.")
+@since_until
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines, one row per group.")
+@root_option
+@handle_errors
+def stats(root: Path, by: str, chat: str | None, since, until, as_json: bool) -> None:
+    """Events and bytes per channel, chat or day. Exit 1 if the range holds no events."""
+    from ..stats import stats as run
+
+    ensure_root(root)
+    total = 0
+    for row in run(root, by, chat, since, until):
+        total += row["events"]
+        if as_json:
+            emit_json({"type": "stats", **row})
+        else:
+            key = "  ".join(str(row[k]) for k in ("channel", "chat_id", "day") if k in row)
+            click.echo(f"{key:<40} {row['events']:>10} events {row['bytes']:>14} bytes")
+    if not total:
+        sys.exit(1)
+

@@ -1,0 +1,173 @@
+"""Event model v1: validation, normalisation and the canonical one-line encoding.
+
+The encoding is the contract with the JS writer (docs/log-format.md): keys sorted recursively, no whitespace, raw UTF-8,
+SHA-256 chain over the line bytes. Golden vectors in tests/vectors/store/ keep both sides identical.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+
+from .errors import BadEvent
+
+VERSION = 1
+MAX_LINE = 4 * 1024 * 1024
+REQUIRED = ("event", "channel", "chat_id", "ts")
+GENESIS_PREFIX = "openclaw-eventlog:v1:genesis:"
+
+EVENT_RE = re.compile(r"[a-z][a-z0-9_]*(?::[a-z][a-z0-9_]*)+")
+CHANNEL_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+CHAT_ID_RE = re.compile(r"[A-Za-z0-9_@-][A-Za-z0-9_@.-]{0,127}")
+ULID_RE = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
+# RFC 3339: date, 'T' (or space / lower t), time, optional fraction, Z or offset.
+TS_RE = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:\d\d)"
+)
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_OPTS = orjson.OPT_SORT_KEYS
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    """Canonical line bytes (without the newline)."""
+    return orjson.dumps(obj, option=_OPTS)
+
+
+def line_hash(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()
+
+
+def genesis(relpath: str) -> str:
+    return hashlib.sha256((GENESIS_PREFIX + relpath).encode()).hexdigest()
+
+
+class _Ulid:
+    """Monotonic ULID source: within one millisecond the random part is incremented, so ids from one process sort in
+    the order they were made."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last_ms = -1
+        self._last_rand = 0
+
+    def new(self, ms: int | None = None) -> str:
+        with self._lock:
+            now = int(time.time() * 1000) if ms is None else ms
+            if now <= self._last_ms:
+                now = self._last_ms
+                rand = (self._last_rand + 1) & ((1 << 80) - 1)
+            else:
+                rand = int.from_bytes(os.urandom(10), "big")
+            self._last_ms, self._last_rand = now, rand
+        value = (now << 80) | rand
+        return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+new_id = _Ulid().new
+
+
+def normalize_ts(value: Any) -> str:
+    """RFC 3339 in any offset → UTC with milliseconds, `2026-11-30T04:24:25.123Z`."""
+    if not isinstance(value, str):
+        raise BadEvent("ts must be an RFC 3339 string")
+    m = TS_RE.fullmatch(value)
+    if not m:
+        raise BadEvent(f"ts is not RFC 3339: {value[:40]!r}")
+    y, mo, d, h, mi, s, frac, off = m.groups()
+    ms = int((frac or "0")[:3].ljust(3, "0"))
+    try:
+        if off in ("Z", "z"):
+            tz = timezone.utc
+        else:
+            sign = 1 if off[0] == "+" else -1
+            from datetime import timedelta
+
+            tz = timezone(sign * timedelta(hours=int(off[1:3]), minutes=int(off[4:6])))
+        dt = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), ms * 1000, tzinfo=tz)
+    except ValueError as exc:
+        raise BadEvent(f"ts is not a valid time: {value[:40]!r} ({exc})") from None
+    dt = dt.astimezone(timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def check_chat_id(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise BadEvent("chat_id must be a string or an integer")
+    text = str(value)
+    if not CHAT_ID_RE.fullmatch(text):
+        shown = text[:40].encode("unicode_escape").decode("ascii")
+        raise BadEvent(f"chat_id not allowed (letters, digits, _ @ - . only, no leading '.', ≤128): {shown!r}")
+    return text
+
+
+def check_channel(value: Any) -> str:
+    if not isinstance(value, str) or not CHANNEL_RE.fullmatch(value):
+        raise BadEvent(f"channel must match [a-z0-9][a-z0-9_-]{{0,31}}: {str(value)[:40]!r}")
+    return value
+
+
+def prepare(event: Any) -> dict[str, Any]:
+    """Validate an input event and fill `v` and `id` (the writer fills `prev`). Returns a new dict."""
+    if not isinstance(event, dict):
+        raise BadEvent("an event must be a JSON object")
+    missing = [k for k in REQUIRED if k not in event]
+    if missing:
+        raise BadEvent("missing required field(s): " + ", ".join(missing))
+    out = dict(event)
+    out.pop("prev", None)
+    if out.get("v", VERSION) != VERSION or isinstance(out.get("v"), bool):
+        raise BadEvent(f"unsupported event version v={out.get('v')!r} (this writer writes v{VERSION})")
+    out["v"] = VERSION
+    kind = out["event"]
+    if not isinstance(kind, str) or not EVENT_RE.fullmatch(kind):
+        raise BadEvent(f"event must look like 'message:received': {str(kind)[:40]!r}")
+    out["channel"] = check_channel(out["channel"])
+    out["chat_id"] = check_chat_id(out["chat_id"])
+    out["ts"] = normalize_ts(out["ts"])
+    if "id" in out:
+        if not isinstance(out["id"], str) or not ULID_RE.fullmatch(out["id"]):
+            raise BadEvent(f"id must be a ULID (26 Crockford base32 characters): {str(out['id'])[:40]!r}")
+    else:
+        out["id"] = new_id()
+    return out
+
+
+def encode_with_prev(event: dict[str, Any], prev: str) -> bytes:
+    """Encode a prepared event with its chain field; raises BadEvent for unencodable values or oversize lines."""
+    event["prev"] = prev
+    try:
+        line = encode(event)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise BadEvent(f"event cannot be encoded: {exc}") from None
+    if len(line) > MAX_LINE:
+        raise BadEvent(f"event is {len(line)} bytes; the limit is {MAX_LINE}")
+    return line
+
+
+def parse_line(line: bytes) -> dict[str, Any]:
+    """Parse one input line (bytes) into an object; raises BadEvent with a clear reason."""
+    if len(line) > MAX_LINE:
+        raise BadEvent(f"line is {len(line)} bytes; the limit is {MAX_LINE}")
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadEvent("input is not valid UTF-8") from None
+        if b"\x00" in line:
+            raise BadEvent("input contains a NUL byte") from None
+        raise BadEvent(f"invalid JSON: {exc}") from None
+    return obj
+
+
+def utc_date(ts: str) -> tuple[str, str, str]:
+    """(yyyy, mm, dd) of a normalised ts."""
+    return ts[0:4], ts[5:7], ts[8:10]

@@ -1,0 +1,133 @@
+"""Seals: for each closed day file, a chained record of its line count, size and last hash (seals/<channel>/<chat>.jsonl).
+
+A seal makes truncation, deletion of a whole file and edits of the last lines visible — the chain alone cannot see those.
+"""
+from __future__ import annotations
+
+import os
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+import orjson
+
+from . import schema
+from .layout import log_files, parse_relpath, seal_relpath
+from .lock import FileLock
+
+if TYPE_CHECKING:
+    from .writer import EventLog
+
+_cache: dict[str, tuple[int, int, dict[str, dict[str, Any]]]] = {}
+
+
+def _now_ts() -> str:
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def seal_record(rel: str, lines: int, size: int, last: str) -> dict[str, Any]:
+    channel, chat, _ = parse_relpath(rel)  # type: ignore[misc]
+    return {
+        "event": "seal:file", "channel": channel, "chat_id": chat, "ts": _now_ts(),
+        "file": rel, "lines": lines, "bytes": size, "last": last,
+    }
+
+
+def read_seal_records(path: Path) -> Iterable[dict[str, Any]]:
+    """Seal records of one seal file (complete lines only; damage is verify's business)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in data.split(b"\n")[:-1]:
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and rec.get("event") == "seal:file":
+            out.append(rec)
+    return out
+
+
+def sealed_index(root: Path, channel: str, chat: str) -> dict[str, dict[str, Any]]:
+    """relpath → latest seal record, for one chat. Cached on the seal file's size and mtime."""
+    path = root / seal_relpath(channel, chat)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return {}
+    key = str(path)
+    hit = _cache.get(key)
+    if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+        return hit[2]
+    index = {rec["file"]: rec for rec in read_seal_records(path) if isinstance(rec.get("file"), str)}
+    _cache[key] = (st.st_size, st.st_mtime_ns, index)
+    return index
+
+
+def measure(path: Path) -> tuple[int, int, str | None, bool]:
+    """(complete lines, bytes of complete lines, hash of the last complete line, torn tail?) — streamed."""
+    lines = 0
+    size = 0
+    last = b""
+    carry = b""
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            buf = carry + chunk
+            parts = buf.split(b"\n")
+            carry = parts.pop()
+            if parts:
+                lines += len(parts)
+                size += sum(len(p) + 1 for p in parts)
+                last = parts[-1]
+    return lines, size, (schema.line_hash(last) if lines else None), bool(carry)
+
+
+def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
+    """Seal the given day files (skipping unchanged seals). Returns (relpath, outcome) pairs."""
+    out = []
+    for rel in rels:
+        parsed = parse_relpath(rel)
+        if not parsed:
+            out.append((rel, "not a day file"))
+            continue
+        path = log.root / rel
+        with FileLock(str(path) + ".lock"):
+            if not path.exists():
+                out.append((rel, "missing"))
+                continue
+            lines, size, last, torn = measure(path)
+            if torn:
+                out.append((rel, "torn tail: not sealed until the next append repairs it"))
+                continue
+            if not lines:
+                out.append((rel, "empty"))
+                continue
+            current = sealed_index(log.root, parsed[0], parsed[1]).get(rel)
+            if current and current["lines"] == lines and current["bytes"] == size and current["last"] == last:
+                out.append((rel, "already sealed"))
+                continue
+            log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])  # type: ignore[arg-type]
+            out.append((rel, "sealed"))
+    return out
+
+
+def seal_before(log: "EventLog", channel: str, chat: str, day: date) -> None:
+    """Auto-seal: when a chat gets a new day file, seal its earlier day files that are not sealed yet."""
+    index = sealed_index(log.root, channel, chat)
+    since = None
+    if index:
+        days = [p[2] for p in (parse_relpath(r) for r in index) if p]
+        since = max(days) + timedelta(days=1) if days else None
+    pending = [f.relpath for f in log_files(log.root, chat, since=since, until=day - timedelta(days=1), channel=channel)
+               if f.relpath not in index]
+    if pending:
+        seal_files(log, pending)
+
+
+def seal_closed(log: "EventLog", chat: str | None = None, through: date | None = None) -> list[tuple[str, str]]:
+    """`eventlog seal`: every day file up to `through` (default: yesterday, UTC)."""
+    through = through or (datetime.now(timezone.utc).date() - timedelta(days=1))
+    return seal_files(log, [f.relpath for f in log_files(log.root, chat, until=through)])

@@ -1,0 +1,43 @@
+"""`eventlog stats`: events and bytes per channel / chat / day, counted from newlines (no JSON parsing)."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from datetime import date
+from pathlib import Path
+from typing import Iterator
+
+from .layout import log_files
+
+BY = ("channel", "chat", "day")
+
+
+def _count_lines(path: Path) -> tuple[int, int]:
+    lines = size = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            lines += chunk.count(b"\n")
+            size += len(chunk)
+    return lines, size
+
+
+def stats(root: Path, by: str = "chat", chat: str | None = None, since: date | None = None,
+          until: date | None = None) -> Iterator[dict]:
+    """Rows {channel, [chat_id], [day], files, events, bytes}, sorted; `by` = channel | chat | day."""
+    if by not in BY:
+        raise ValueError(f"--by must be one of {', '.join(BY)}")
+    groups: "OrderedDict[tuple, dict]" = OrderedDict()
+    for lf in log_files(root, chat, since, until):
+        key: tuple = (lf.channel,)
+        row = {"channel": lf.channel}
+        if by in ("chat", "day"):
+            key += (lf.chat_id,)
+            row["chat_id"] = lf.chat_id
+        if by == "day":
+            key += (lf.day.isoformat(),)
+            row["day"] = lf.day.isoformat()
+        agg = groups.setdefault(key, {**row, "files": 0, "events": 0, "bytes": 0})
+        lines, size = _count_lines(lf.path)
+        agg["files"] += 1
+        agg["events"] += lines
+        agg["bytes"] += size
+    yield from groups.values()

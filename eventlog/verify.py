@@ -1,0 +1,173 @@
+"""`eventlog verify`: walk the chains and the seals, report every damaged place as `file:line: reason`.
+
+What the chain proves: each line's `prev` is the hash of the line before it, so an edited byte, a deleted, inserted,
+duplicated or swapped line breaks it. What only the seal proves (the chain cannot): lines cut off the end of a file,
+an edit of a file's last line, a whole file deleted. The open (unsealed) day file's tail is covered once it is sealed.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Callable, Iterable
+
+import orjson
+
+from . import schema
+from .layout import log_files, parse_relpath
+from .reader import Problem, iter_lines
+from .seal import read_seal_records
+
+
+@dataclass
+class VerifyReport:
+    files: int = 0
+    lines: int = 0
+    damage: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.damage
+
+
+def _verify_chain(path: Path, rel: str, report: VerifyReport, emit: Callable[[Problem, bool], None],
+                  day_file: tuple[str, str, date] | None) -> tuple[int, int, str | None]:
+    """Check one chained file. Returns (lines, bytes of complete lines, last line hash)."""
+    hashes: list[str] = []
+    ids: dict[str, int] = {}
+    expected = schema.genesis(rel)
+    size = 0
+
+    def damage(line: int, reason: str) -> None:
+        emit(Problem(rel, line, reason), True)
+
+    def torn(p: Problem) -> None:
+        emit(p, False)
+
+    objs: list[dict | None] = []
+    for n, line in iter_lines(path, rel, torn):
+        size += len(line) + 1
+        hashes.append(schema.line_hash(line))
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            obj = None
+        objs.append(obj if isinstance(obj, dict) else None)
+    where = {h: i + 1 for i, h in enumerate(hashes)}
+    for n, obj in enumerate(objs, start=1):
+        if obj is None:
+            damage(n, "not a valid JSON object (edited or corrupted)")
+            expected = hashes[n - 1]
+            continue
+        prev = obj.get("prev")
+        if prev != expected:
+            pos = where.get(prev) if isinstance(prev, str) else None
+            if pos is not None and pos == n - 2:
+                damage(n - 1, "line inserted or duplicated (the next line chains past it)")
+            elif pos is not None:
+                damage(n, f"line out of order (chains to line {pos}, not to line {n - 1}): swapped or moved")
+            elif n == 1:
+                damage(n, "first line does not chain from this file's genesis (file moved or renamed, or lines "
+                          "deleted from its start)")
+            elif objs[n - 2] is not None:
+                damage(n - 1, f"line {n - 1} modified, or line(s) deleted between it and line {n} (chain broken)")
+        if obj.get("v") != schema.VERSION:
+            damage(n, f"unknown format version {obj.get('v')!r}")
+        eid = obj.get("id")
+        if isinstance(eid, str):
+            if eid in ids:
+                damage(n, f"duplicate id {eid} (also line {ids[eid]})")
+            ids[eid] = n
+        if day_file:
+            channel, chat, day = day_file
+            if obj.get("channel") != channel or str(obj.get("chat_id")) != chat:
+                damage(n, "event belongs to another chat/channel than its file")
+            ts = obj.get("ts")
+            if obj.get("event") != "log:repair" and (not isinstance(ts, str) or ts[:10] != day.isoformat()):
+                damage(n, f"ts {ts!r} is not on this file's day")
+        expected = hashes[n - 1]
+    return len(hashes), size, (hashes[-1] if hashes else None)
+
+
+def _seal_files(root: Path, chats: Iterable[tuple[str, str]] | None) -> list[tuple[str, Path]]:
+    seals = root / "seals"
+    out = []
+    if chats is not None:
+        for channel, chat in chats:
+            p = seals / channel / f"{chat}.jsonl"
+            if p.exists():
+                out.append((f"seals/{channel}/{chat}.jsonl", p))
+        return out
+    if not seals.is_dir():
+        return out
+    for ch in sorted(os.listdir(seals)):
+        d = seals / ch
+        if d.is_dir():
+            for name in sorted(os.listdir(d)):
+                if name.endswith(".jsonl"):
+                    out.append((f"seals/{ch}/{name}", d / name))
+    return out
+
+
+def verify(root: Path, chat: str | None = None, since: date | None = None, until: date | None = None,
+           emit: Callable[[Problem, bool], None] | None = None) -> VerifyReport:
+    """Verify day files (pruned), their seals, the seal streams and (unfiltered) the dlp streams."""
+    report = VerifyReport()
+
+    def record(p: Problem, is_damage: bool) -> None:
+        (report.damage if is_damage else report.warnings).append(p)
+        if emit:
+            emit(p, is_damage)
+
+    measured: dict[str, tuple[int, int, str | None]] = {}
+    chats: set[tuple[str, str]] = set()
+    for lf in log_files(root, chat, since, until):
+        report.files += 1
+        chats.add((lf.channel, lf.chat_id))
+        res = _verify_chain(lf.path, lf.relpath, report, record, (lf.channel, lf.chat_id, lf.day))
+        measured[lf.relpath] = res
+        report.lines += res[0]
+
+    seal_scope = None if chat is None else {(c, chat) for c in _channels(root)}
+    for rel, path in _seal_files(root, seal_scope):
+        report.files += 1
+        report.lines += _verify_chain(path, rel, report, record, None)[0]
+        latest: dict[str, dict] = {}
+        for rec in read_seal_records(path):
+            if isinstance(rec.get("file"), str):
+                latest[rec["file"]] = rec
+        for frel, rec in latest.items():
+            parsed = parse_relpath(frel)
+            if not parsed or (since and parsed[2] < since) or (until and parsed[2] > until):
+                continue
+            got = measured.get(frel)
+            if got is None:
+                if not (root / frel).exists():
+                    record(Problem(frel, 0, f"sealed file is missing ({rec['lines']} lines sealed)"), True)
+                continue
+            lines, size, last = got
+            if lines < rec["lines"]:
+                record(Problem(frel, lines, f"truncated: {lines} lines, sealed with {rec['lines']}"), True)
+            elif lines > rec["lines"] or size != rec["bytes"]:
+                record(Problem(frel, rec["lines"], f"changed after sealing ({lines} lines / {size} bytes, sealed "
+                                                   f"{rec['lines']} / {rec['bytes']})"), True)
+            elif last != rec["last"]:
+                record(Problem(frel, lines, "last line modified after sealing"), True)
+
+    if chat is None:
+        dlp = root / "dlp"
+        if dlp.is_dir():
+            for name in sorted(os.listdir(dlp)):
+                if name.endswith(".jsonl"):
+                    report.files += 1
+                    report.lines += _verify_chain(dlp / name, f"dlp/{name}", report, record, None)[0]
+    return report
+
+
+def _channels(root: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(root / "raw"))
+    except FileNotFoundError:
+        return []

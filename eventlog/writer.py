@@ -1,0 +1,277 @@
+"""The append-only writer: O_APPEND, the partition lock, the hash chain, fsync policy, torn-tail repair, auto-seal.
+
+Every event is validated and encoded before anything is written, so bad input never leaves half a batch on disk.
+A batch for one file is written with one write() of complete lines while its lock is held.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import schema
+from .errors import BadEvent, DamagedLog, EventlogError
+from .layout import day_relpath, parse_relpath, seal_relpath
+from .lock import FileLock
+
+FSYNC_POLICIES = ("always", "batch", "never")
+_TAIL_CHUNK = 64 * 1024
+
+
+def _now_ts() -> str:
+    return schema.normalize_ts(datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"))
+
+
+@dataclass
+class _Tail:
+    ino: int
+    size: int
+    last: str  # hash of the last complete line (or the genesis)
+
+
+@dataclass
+class AppendResult:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)  # relpaths of torn tails moved aside
+
+
+def _read_last_line(fd: int, size: int) -> tuple[bytes | None, int]:
+    """(last complete line without '\\n' or None, offset just after the last '\\n'), reading backwards in chunks."""
+    buf = b""
+    pos = size
+    last_nl = -1
+    while pos > 0 and last_nl < 0:
+        n = min(_TAIL_CHUNK, pos)
+        pos -= n
+        buf = os.pread(fd, n, pos) + buf
+        idx = buf.rfind(b"\n")
+        if idx >= 0:
+            last_nl = pos + idx
+    if last_nl < 0:
+        return None, 0
+    buf = buf[: last_nl - pos]
+    while True:
+        idx = buf.rfind(b"\n")
+        if idx >= 0:
+            return buf[idx + 1 :], last_nl + 1
+        if pos == 0:
+            return buf, last_nl + 1
+        n = min(_TAIL_CHUNK, pos)
+        pos -= n
+        buf = os.pread(fd, n, pos) + buf
+
+
+class EventLog:
+    """Appends events under a log root. Safe across threads of one process only per instance; across processes and
+    languages through the lock files."""
+
+    def __init__(self, root: str | os.PathLike[str], fsync: str = "batch", autoseal: bool = True) -> None:
+        if fsync not in FSYNC_POLICIES:
+            raise EventlogError(f"fsync policy must be one of {', '.join(FSYNC_POLICIES)}")
+        self.root = Path(root)
+        self.fsync = fsync
+        self.autoseal = autoseal
+        self._tails: dict[str, _Tail] = {}
+        # A per-process placeholder for the chain field: events are encoded once, before the lock, and the real
+        # `prev` is substituted under the lock (keys are sorted, so the top-level "prev" is found by its unique value).
+        self._placeholder = secrets.token_hex(32)
+        self._ph_bytes = self._placeholder.encode()
+
+    # -- public API --------------------------------------------------------------------------------------------
+    def append(self, event: dict[str, Any]) -> dict[str, Any]:
+        return self.append_many([event]).events[0]
+
+    def append_many(self, events: Iterable[dict[str, Any]]) -> AppendResult:
+        """Validate every event, then write them grouped by day file. Raises BadEvent before writing anything."""
+        groups: dict[str, list[tuple[dict[str, Any], bytes]]] = {}
+        for i, ev in enumerate(events):
+            try:
+                prepared = schema.prepare(ev)
+                pre = self._pre_encode(prepared)
+            except BadEvent as exc:
+                raise BadEvent(str(exc), index=i) from None
+            rel = day_relpath(prepared["channel"], prepared["chat_id"], prepared["ts"])
+            groups.setdefault(rel, []).append((prepared, pre))
+        return self._write_groups(groups)
+
+    def append_stream(self, relpath: str, events: Iterable[dict[str, Any]]) -> AppendResult:
+        """Append to a non-partitioned chained stream under the root (dlp/alerts.jsonl, seals/…)."""
+        if relpath.startswith("raw/") or ".." in relpath.split("/") or relpath.startswith("/"):
+            raise EventlogError(f"not a stream path: {relpath}")
+        items = []
+        for ev in events:
+            prepared = schema.prepare(ev)
+            items.append((prepared, self._pre_encode(prepared)))
+        return self._write_groups({relpath: items})
+
+    # -- internals ---------------------------------------------------------------------------------------------
+    def _pre_encode(self, prepared: dict[str, Any]) -> bytes:
+        line = schema.encode_with_prev(prepared, self._placeholder)
+        del prepared["prev"]
+        return line
+
+    def _write_groups(self, groups: dict[str, list[tuple[dict[str, Any], bytes]]]) -> AppendResult:
+        result = AppendResult()
+        for rel, items in groups.items():
+            created = self._ensure_dirs(rel)
+            with FileLock(str(self.root / rel) + ".lock"):
+                created |= self._write_locked(rel, items, result)
+            result.events.extend(ev for ev, _ in items)
+            if created and self.autoseal and rel.startswith("raw/"):
+                from .seal import seal_before  # late import: seal uses this writer
+
+                parsed = parse_relpath(rel)
+                if parsed:
+                    seal_before(self, parsed[0], parsed[1], parsed[2])
+        return result
+
+    def _ensure_dirs(self, rel: str) -> bool:
+        """Create missing parent directories (0700), fsyncing each parent of a new one. True if any was made."""
+        path = (self.root / rel).parent
+        missing = []
+        while not path.is_dir():
+            missing.append(path)
+            path = path.parent
+        for d in reversed(missing):
+            try:
+                os.mkdir(d, 0o700)
+            except FileExistsError:
+                continue
+            self._fsync_dir(d.parent)
+        return bool(missing)
+
+    def _fsync_dir(self, d: Path) -> None:
+        if self.fsync == "never":
+            return
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _open(self, path: Path) -> tuple[int, bool]:
+        flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC  # read: the chain tail
+        try:
+            return os.open(path, flags), False
+        except FileNotFoundError:
+            pass
+        try:
+            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return os.open(path, flags), False
+        self._fsync_dir(path.parent)
+        return fd, True
+
+    def _write_locked(self, rel: str, items: list[tuple[dict[str, Any], bytes]], result: AppendResult) -> bool:
+        path = self.root / rel
+        fd, created = self._open(path)
+        try:
+            prev, extra = self._chain_tail(fd, rel, result)
+            sealed = self._sealed_record(rel) if rel.startswith("raw/") and not created else None
+            if sealed is not None:
+                self._check_against_seal(fd, rel, sealed)
+            lines = []
+            for prepared, pre in extra + items:
+                line = pre.replace(self._ph_bytes, prev.encode(), 1)
+                prepared["prev"] = prev
+                prev = schema.line_hash(line)
+                lines.append(line + b"\n")
+            if self.fsync == "always":
+                for line in lines:
+                    self._write_all(fd, line)
+                    os.fsync(fd)
+            else:
+                self._write_all(fd, b"".join(lines))
+                if self.fsync == "batch":
+                    os.fsync(fd)
+            st = os.fstat(fd)
+            self._tails[rel] = _Tail(st.st_ino, st.st_size, prev)
+            if sealed is not None:
+                # The day was sealed and still matched its seal: extend the seal in the same critical section, so
+                # no other writer ever sees the file out of step with it.
+                from .seal import seal_record
+
+                record = seal_record(rel, sealed["lines"] + len(lines), st.st_size, prev)
+                self.append_stream(seal_relpath(*parse_relpath(rel)[:2]), [record])
+        except BaseException:
+            self._tails.pop(rel, None)
+            raise
+        finally:
+            os.close(fd)
+        return created
+
+    @staticmethod
+    def _write_all(fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+
+    def _chain_tail(self, fd: int, rel: str, result: AppendResult) -> tuple[str, list[tuple[dict[str, Any], bytes]]]:
+        """The hash to chain from, repairing a torn tail first (returns the repair event to write before the batch)."""
+        st = os.fstat(fd)
+        cached = self._tails.get(rel)
+        if cached and cached.ino == st.st_ino and cached.size == st.st_size:
+            return cached.last, []
+        if st.st_size == 0:
+            return schema.genesis(rel), []
+        last, end = _read_last_line(fd, st.st_size)
+        extra: list[tuple[dict[str, Any], bytes]] = []
+        if end != st.st_size:
+            extra.append(self._repair(fd, rel, end, st.st_size))
+            result.repaired.append(rel)
+        prev = schema.genesis(rel) if last is None else schema.line_hash(last)
+        return prev, extra
+
+    def _repair(self, fd: int, rel: str, end: int, size: int) -> tuple[dict[str, Any], bytes]:
+        """Move a torn tail aside (never glue it to the next line) and return a log:repair event for it."""
+        path = self.root / rel
+        torn = b""
+        with open(path, "rb") as f:
+            f.seek(end)
+            torn = f.read(size - end)
+        rid = schema.new_id()
+        aside = path.with_name(f"{path.name}.torn-{rid}")
+        afd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            self._write_all(afd, torn)
+            os.fsync(afd)
+        finally:
+            os.close(afd)
+        os.ftruncate(fd, end)
+        os.fsync(fd)
+        self._fsync_dir(path.parent)
+        parsed = parse_relpath(rel)
+        channel, chat = (parsed[0], parsed[1]) if parsed else ("eventlog", "stream")
+        event = schema.prepare(
+            {
+                "event": "log:repair",
+                "channel": channel,
+                "chat_id": chat,
+                "ts": _now_ts(),
+                "torn_bytes": len(torn),
+                "torn_sha256": schema.line_hash(torn),
+                "moved_to": aside.name,
+            }
+        )
+        return event, self._pre_encode(event)
+
+    def _sealed_record(self, rel: str) -> dict[str, Any] | None:
+        from .seal import sealed_index
+
+        parsed = parse_relpath(rel)
+        if not parsed:
+            return None
+        return sealed_index(self.root, parsed[0], parsed[1]).get(rel)
+
+    def _check_against_seal(self, fd: int, rel: str, sealed: dict[str, Any]) -> None:
+        st = os.fstat(fd)
+        last, end = _read_last_line(fd, st.st_size)
+        if st.st_size != sealed["bytes"] or last is None or schema.line_hash(last) != sealed["last"]:
+            raise DamagedLog(f"{rel}: does not match its seal (run `eventlog verify`); refusing to append")
+
+
+__all__ = ["EventLog", "AppendResult", "FSYNC_POLICIES", "BadEvent"]
