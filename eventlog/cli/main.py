@@ -20,6 +20,7 @@ def cli(ctx: click.Context, root: str | None) -> None:
 # One line per command module; each module adds its commands to `cli`.
 COMMAND_MODULES = [
     "eventlog.cli.store",
+    "eventlog.cli.recall",
 ]
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,375 @@
+"""DuckDB over the log: the `events`, `messages`, `dlp_alerts` and `dlp_reviews` views, read-only.
+
+Why the views are built the way they are (measured on a 1 M-event, 73k-file log, see issue 4 and tools/bench/recall.py):
+- DuckDB pays a fixed cost per JSONL file, so the file list is pruned (`--chat/--since/--until`) *before* DuckDB opens
+  anything, and closed months are read from their verified Parquet compaction (eventlog/compact.py) instead.
+- The JSONL half reads an explicit schema (no auto-detection surprises); a torn or invalid line becomes an all-NULL row
+  (`ignore_errors`), which the view drops and `invalid_lines()` reports.
+- Every user value (file lists, chats, bounds) reaches DuckDB as a bound parameter through `SET VARIABLE`, never by
+  string formatting; user SQL runs only if every statement is a SELECT (or EXPLAIN of one), with file access limited to
+  the log root and the configuration locked.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .errors import EventlogError
+from .layout import log_files
+
+if TYPE_CHECKING:  # duckdb costs ~0.35 s to import: only commands that query pay it
+    import duckdb
+
+# The `events` schema: (column, DuckDB type as read from JSONL). JSON-typed columns keep nested objects verbatim.
+EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("v", "INTEGER"), ("id", "VARCHAR"), ("ts", "TIMESTAMP"), ("event", "VARCHAR"), ("channel", "VARCHAR"),
+    ("chat_id", "VARCHAR"), ("account", "VARCHAR"), ("direction", "VARCHAR"), ("update_type", "VARCHAR"),
+    ("update_id", "BIGINT"), ("duplicate", "BOOLEAN"), ("message_id", "BIGINT"), ("from", "JSON"),
+    ("text", "VARCHAR"), ("method", "VARCHAR"), ("payload", "JSON"), ("outcome", "JSON"), ("dlp", "JSON"),
+    ("raw", "JSON"), ("prev", "VARCHAR"),
+)
+DLP_FILES = {"dlp_alerts": "dlp/alerts.jsonl", "dlp_reviews": "dlp/reviews.jsonl"}
+
+
+class QueryError(EventlogError):
+    """A query that is not allowed or does not run (bad SQL, a write, a missing parameter)."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which part of the log a command looks at. `since`/`until` are inclusive UTC dates."""
+
+    root: Path
+    chats: tuple[str, ...] | None = None
+    since: date | None = None
+    until: date | None = None
+
+
+@dataclass
+class Sources:
+    """The files a query reads: JSONL files not covered by a usable compaction, and Parquet files that are."""
+
+    jsonl: list[str] = field(default_factory=list)  # absolute paths
+    parquet: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # compaction units skipped because their sources changed
+    dlp: dict[str, str] = field(default_factory=dict)  # view name → absolute path of an existing stream
+
+
+def q(name: str) -> str:
+    """Quote an identifier (column names like `from` are SQL keywords)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def plan(scope: Scope) -> Sources:
+    """Prune to the scope's day files, then swap in every compaction unit whose sources are unchanged."""
+    from .compact import usable_units  # compact imports this module's schema
+
+    files = list(log_files(scope.root, chat=list(scope.chats) if scope.chats else None, since=scope.since,
+                           until=scope.until))
+    sizes: dict[str, int] = {}
+    for lf in files:
+        try:
+            sizes[lf.relpath] = os.stat(lf.path).st_size
+        except FileNotFoundError:
+            continue
+    covered: set[str] = set()
+    src = Sources()
+    for unit in usable_units(scope.root, scope.since, scope.until):
+        mine = {rel: n for rel, n in sizes.items() if unit.covers_month(rel)}
+        # A unit is usable for this scope if every in-scope file it covers is unchanged. Files of the month it does not
+        # cover (a chat's first event landing in an already compacted month) are read from JSONL beside it.
+        changed = [rel for rel, n in mine.items() if rel in unit.sources and unit.sources[rel] != n]
+        missing = [rel for rel in unit.sources if rel not in sizes and unit.in_scope(rel, scope)]
+        if changed or missing:
+            src.stale.append(unit.name)
+            continue
+        src.parquet.append(str(unit.parquet))
+        covered.update(rel for rel in mine if rel in unit.sources)
+    src.jsonl = [str(scope.root / rel) for rel in sizes if rel not in covered]
+    for view, rel in DLP_FILES.items():
+        if (scope.root / rel).is_file():
+            src.dlp[view] = str(scope.root / rel)
+    return src
+
+
+def _bounds_where(scope: Scope, ts_expr: str) -> str:
+    parts = []
+    if scope.chats:
+        parts.append("chat_id IN (SELECT unnest(getvariable('el_chats')))")
+    if scope.since:
+        parts.append(f"{ts_expr} >= getvariable('el_since')")
+    if scope.until:
+        parts.append(f"{ts_expr} < getvariable('el_until')")
+    return (" WHERE " + " AND ".join(parts)) if parts else ""
+
+
+def _json_columns_sql() -> str:
+    return "{" + ", ".join(f"'{c}': '{t}'" for c, t in EVENT_COLUMNS) + "}"
+
+
+def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
+    """The CREATE VIEW statements (name → SQL), exactly as `--explain` prints them."""
+    cols = ", ".join(q(c) for c, _ in EVENT_COLUMNS)
+    root_len = len(str(scope.root)) + 2
+    parts: list[str] = []
+    if src.jsonl:
+        parts.append(
+            f"SELECT {cols}, substr(filename, {root_len}) AS file FROM read_json(getvariable('el_jsonl'), "
+            f"format='newline_delimited', columns={_json_columns_sql()}, ignore_errors=true, filename=true, "
+            f"maximum_object_size=4194305) WHERE id IS NOT NULL" + _bounds_where(scope, "ts").replace(" WHERE ", " AND ")
+        )
+    if src.parquet:
+        casts = ", ".join(
+            f"CAST({q(c)} AS {t}) AS {q(c)}" if c in ("ts",) or t == "JSON" else q(c) for c, t in EVENT_COLUMNS
+        )
+        parts.append(f"SELECT {casts}, file FROM read_parquet(getvariable('el_parquet'))"
+                     + _bounds_where(scope, "ts"))
+    if not parts:
+        parts.append("SELECT " + ", ".join(f"CAST(NULL AS {t}) AS {q(c)}" for c, t in EVENT_COLUMNS)
+                     + ", CAST(NULL AS VARCHAR) AS file WHERE false")
+    views = {"events": "CREATE VIEW events AS\n" + "\nUNION ALL\n".join(parts)}
+    views["messages"] = (
+        "CREATE VIEW messages AS\n"
+        "SELECT ts, channel, chat_id, direction, event, message_id, update_type,\n"
+        "  coalesce(\"from\"->>'username', \"from\"->>'name', \"from\"->>'id') AS sender,\n"
+        "  CAST(\"from\"->>'id' AS BIGINT) AS sender_id, \"from\"->>'name' AS sender_name,\n"
+        "  CAST(\"from\"->>'is_bot' AS BOOLEAN) AS is_bot, text, method,\n"
+        "  CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate, id, file\n"
+        "FROM events WHERE event IN ('message:received', 'message:sent')"
+    )
+    for view in DLP_FILES:
+        if view in src.dlp:
+            views[view] = (f"CREATE VIEW {view} AS SELECT * FROM read_json(getvariable('el_{view}'), "
+                           "format='newline_delimited', ignore_errors=true, union_by_name=true, "
+                           "maximum_object_size=4194305)")
+        else:  # absent stream → an empty view with the common event columns, so queries still plan
+            views[view] = (f"CREATE VIEW {view} AS SELECT CAST(NULL AS VARCHAR) AS id, CAST(NULL AS TIMESTAMP) AS ts, "
+                           "CAST(NULL AS VARCHAR) AS event, CAST(NULL AS VARCHAR) AS chat_id WHERE false")
+    return views
+
+
+def connect(scope: Scope, src: Sources | None = None) -> tuple["duckdb.DuckDBPyConnection", Sources]:
+    """An in-memory DuckDB connection with the views defined over `scope`, locked down for untrusted SQL."""
+    import duckdb
+
+    src = src if src is not None else plan(scope)
+    con = duckdb.connect(":memory:", config={"threads": max(1, os.cpu_count() or 1)})
+    con.execute("SET TimeZone = 'UTC'")
+    variables: dict[str, Any] = {"el_jsonl": src.jsonl, "el_parquet": src.parquet}
+    if scope.chats:
+        variables["el_chats"] = list(scope.chats)
+    if scope.since:
+        variables["el_since"] = scope.since.isoformat()
+    if scope.until:
+        variables["el_until"] = (scope.until + timedelta(days=1)).isoformat()
+    for view, path in src.dlp.items():
+        variables["el_" + view] = path
+    for name, value in variables.items():
+        con.execute(f"SET VARIABLE {name} = $v", {"v": value})
+    for stmt in view_sql(scope, src).values():
+        con.execute(stmt)
+    allowed = sorted({str(scope.root.resolve()) + "/", str(scope.root) + "/"})
+    con.execute("SET allowed_directories = $d", {"d": allowed})
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+    return con, src
+
+
+def check_readonly(con: "duckdb.DuckDBPyConnection", sql: str) -> list[str]:
+    """Split user SQL into statements; refuse anything but SELECT / EXPLAIN SELECT (no COPY, ATTACH, CREATE, SET…)."""
+    import duckdb
+
+    try:
+        stmts = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryError(_one_line(exc)) from None
+    if not stmts:
+        raise QueryError("empty query")
+    out = []
+    for st in stmts:
+        kind = st.type
+        text = st.query.strip()
+        if kind == duckdb.StatementType.EXPLAIN:
+            inner = text.split(None, 1)[1] if " " in text else ""
+            if inner.upper().startswith("ANALYZE"):
+                inner = inner[7:]
+            inner_stmts = con.extract_statements(inner) if inner.strip() else []
+            if len(inner_stmts) != 1 or inner_stmts[0].type != duckdb.StatementType.SELECT:
+                raise QueryError("read-only: only EXPLAIN of a SELECT is allowed")
+        elif kind != duckdb.StatementType.SELECT:
+            raise QueryError(f"read-only: {kind.name} statements are not allowed (only SELECT)")
+        out.append(text)
+    return out
+
+
+def execute(con: "duckdb.DuckDBPyConnection", sql: str, params: dict[str, Any] | None = None) -> "duckdb.DuckDBPyConnection":
+    """Run user SQL read-only; every statement but the last runs for effect, the last one's result is returned."""
+    import duckdb
+
+    stmts = check_readonly(con, sql)
+    try:
+        for text in stmts[:-1]:
+            con.execute(text, _params_for(text, params))
+        return con.execute(stmts[-1], _params_for(stmts[-1], params))
+    except duckdb.Error as exc:
+        raise QueryError(_one_line(exc)) from None
+
+
+def _params_for(text: str, params: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not params:
+        return None
+    used = {k: v for k, v in params.items() if ("$" + k) in text}
+    return used or None
+
+
+def invalid_lines(con: "duckdb.DuckDBPyConnection", src: Sources, root: Path) -> list[tuple[str, int]]:
+    """(relpath, count) of torn or invalid JSONL lines in the query's files (they were skipped, not fatal)."""
+    if not src.jsonl:
+        return []
+    rows = con.execute(
+        f"SELECT substr(filename, {len(str(root)) + 2}) AS f, count(*) FROM read_json(getvariable('el_jsonl'), "
+        f"format='newline_delimited', columns={{'id': 'VARCHAR', 'ts': 'TIMESTAMP'}}, ignore_errors=true, "
+        "filename=true, maximum_object_size=4194305) WHERE id IS NULL OR ts IS NULL GROUP BY ALL ORDER BY f"
+    ).fetchall()
+    return [(f, int(n)) for f, n in rows]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else exc.__class__.__name__
+
+
+def explain_text(scope: Scope, src: Sources) -> str:
+    """What `--explain` prints: the bound variables (file counts, bounds) and the view definitions."""
+    lines = [f"-- {len(src.jsonl)} JSONL file(s) in el_jsonl, {len(src.parquet)} Parquet file(s) in el_parquet"]
+    if src.stale:
+        lines.append("-- stale compactions read from JSONL instead: " + ", ".join(src.stale))
+    if scope.chats:
+        lines.append("-- el_chats = " + ", ".join(scope.chats))
+    if scope.since:
+        lines.append(f"-- el_since = {scope.since.isoformat()} (inclusive)")
+    if scope.until:
+        lines.append(f"-- el_until = {(scope.until + timedelta(days=1)).isoformat()} (exclusive)")
+    lines.extend(s + ";" for s in view_sql(scope, src).values())
+    return "\n".join(lines) + "\n"
+
+
+def scope_from(root: Path, chats: Iterable[str] | None, since: date | None, until: date | None) -> Scope:
+    chats_t = tuple(chats) if chats else None
+    if since and until and since > until:
+        raise EventlogError(f"--since {since} is after --until {until}")
+    return Scope(root=root, chats=chats_t, since=since, until=until)
+
+
+# -- result output ---------------------------------------------------------------------------------------------------
+
+def _cell(value: Any) -> Any:
+    """A JSON-ready value: timestamps as RFC 3339 UTC with ms (the log's own format), decimals as floats."""
+    import datetime as _dt
+    from decimal import Decimal
+
+    if isinstance(value, _dt.datetime):
+        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    if isinstance(value, (_dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    if isinstance(value, _dt.timedelta):
+        return str(value)
+    if isinstance(value, list):
+        return [_cell(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _cell(v) for k, v in value.items()}
+    return value
+
+
+def _text_cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    value = _cell(value)
+    if isinstance(value, (dict, list)):
+        import orjson
+
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+TABLE_MAX_ROWS = 10_000
+
+
+def write_result(cur: Any, fmt: str, out: Any, max_table_rows: int = TABLE_MAX_ROWS) -> int:
+    """Stream a result to the binary stream `out` as table | csv | json (JSON Lines) | parquet; returns the row count.
+    JSON-typed columns are emitted as nested JSON in json output. Only `table` buffers (up to max_table_rows)."""
+    import orjson
+
+    names = [d[0] for d in cur.description] if cur.description else []
+    json_cols = {i for i, d in enumerate(cur.description or []) if str(d[1]) == "JSON"}
+    rows = 0
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        reader = cur.fetch_record_batch(65_536)
+        writer = None
+        for batch in reader:
+            writer = writer or pq.ParquetWriter(out, batch.schema, compression="zstd")
+            writer.write_batch(batch)
+            rows += batch.num_rows
+        if writer is None:
+            writer = pq.ParquetWriter(out, reader.schema, compression="zstd")
+        writer.close()
+        return rows
+    if fmt == "csv":
+        import csv
+        import io
+
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+        w = csv.writer(text)
+        w.writerow(names)
+        while chunk := cur.fetchmany(4096):
+            for r in chunk:
+                w.writerow(["" if v is None else _text_cell(v) for v in r])
+            rows += len(chunk)
+        text.flush()
+        text.detach()
+        return rows
+    if fmt == "json":
+        while chunk := cur.fetchmany(4096):
+            buf = bytearray()
+            for r in chunk:
+                obj = {}
+                for i, (n, v) in enumerate(zip(names, r)):
+                    obj[n] = orjson.loads(v) if i in json_cols and isinstance(v, str) else _cell(v)
+                buf += orjson.dumps(obj) + b"\n"
+            out.write(bytes(buf))
+            rows += len(chunk)
+        return rows
+    # table
+    cells: list[list[str]] = []
+    more = 0
+    while chunk := cur.fetchmany(4096):
+        for r in chunk:
+            if len(cells) < max_table_rows:
+                cells.append([_text_cell(v).replace("\n", "\\n") for v in r])
+            else:
+                more += 1
+        rows += len(chunk)
+    widths = [len(n) for n in names]
+    for r in cells:
+        widths = [max(w, len(c)) for w, c in zip(widths, r)]
+    widths = [min(w, 80) for w in widths]
+
+    def fmt_row(vals: list[str]) -> str:
+        return "│ " + " │ ".join((v if len(v) <= w else v[: w - 1] + "…").ljust(w) for v, w in zip(vals, widths)) + " │"
+
+    lines = ["┌─" + "─┬─".join("─" * w for w in widths) + "─┐", fmt_row(names),
+             "├─" + "─┼─".join("─" * w for w in widths) + "─┤"]
+    lines += [fmt_row(r) for r in cells]
+    lines.append("└─" + "─┴─".join("─" * w for w in widths) + "─┘")
+    lines.append(f"{rows} row{'s' if rows != 1 else ''}" + (f" ({more} not shown; use --format csv|json)" if more else ""))
+    out.write(("\n".join(lines) + "\n").encode())
+    return rows
