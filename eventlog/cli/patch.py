@@ -1,0 +1,117 @@
+"""`eventlog patch apply|revert|status|audit|diffs` — parse, call eventlog.patchset, render. No logic here.
+
+Exit codes: apply/revert 0 done (or nothing to do), 2 refused (JSON report on stdout, one line on stderr);
+status 0 applied, 1 not applied, 2 partial; audit 0 clean, 1 not applied, 2 problems.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+import orjson
+
+from eventlog import patchset
+from eventlog.patchset.install import resolve_openclaw_dir
+
+openclaw_opt = click.option("--openclaw", "openclaw_dir", type=click.Path(file_okay=False, path_type=Path),
+                            default=None, help="Installed openclaw package root (default: $EVENTLOG_OPENCLAW_DIR, "
+                                               "else `npm root -g`/openclaw).")
+manifest_opt = click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                            help="Patch manifest (default: patches/openclaw/manifest.json).")
+json_opt = click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON line.")
+# accepted for uniformity with every other subcommand; the patch set does not touch the log
+root_opt = click.option("--root", type=click.Path(file_okay=False), default=None, hidden=True)
+
+
+def _emit(report: dict[str, Any], as_json: bool, human: Callable[[dict[str, Any]], str]) -> None:
+    if as_json:
+        click.echo(orjson.dumps(report).decode())
+    else:
+        click.echo(human(report))
+
+
+def _run(fn: Callable[..., dict[str, Any]], openclaw_dir: Path | None, manifest: Path | None) -> dict[str, Any]:
+    try:
+        pkg = resolve_openclaw_dir(openclaw_dir)
+        m = patchset.load_manifest(manifest)
+        return fn(pkg, m)
+    except patchset.PatchError as e:
+        # fail closed: the JSON report names the missing/ambiguous anchor; stderr gets one line
+        click.echo(orjson.dumps(e.report).decode())
+        click.echo(f"eventlog patch: {e.message}", err=True)
+        sys.exit(2)
+
+
+def _changes(r: dict[str, Any]) -> str:
+    return "\n".join(f"  {c['change']}: {c.get('state', '')} {' '.join(c.get('files') or c.get('targets') or [])}"
+                     for c in r.get("changes", []))
+
+
+@click.group("patch")
+def patch() -> None:
+    """Apply, revert, inspect and audit the OpenClaw patch set."""
+
+
+@patch.command("apply")
+@openclaw_opt
+@manifest_opt
+@json_opt
+@root_opt
+def apply_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
+    """Patch an installed OpenClaw (idempotent, all files or none; refuses on a missing/ambiguous anchor)."""
+    r = _run(patchset.apply, openclaw_dir, manifest)
+    _emit(r, as_json, lambda r: f"{r['result']} (openclaw {r['openclaw_version']}): " + ", ".join(r["changed"]))
+
+
+@patch.command("revert")
+@openclaw_opt
+@manifest_opt
+@json_opt
+@root_opt
+def revert_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
+    """Restore every patched file byte for byte and remove the runtime."""
+    r = _run(patchset.revert, openclaw_dir, manifest)
+    _emit(r, as_json, lambda r: f"{r['result']} (openclaw {r['openclaw_version']}): " + ", ".join(r["changed"]))
+
+
+@patch.command("status")
+@openclaw_opt
+@manifest_opt
+@json_opt
+@root_opt
+def status_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
+    """applied / not-applied / partial, with OpenClaw and manifest versions. Exit 0 / 1 / 2."""
+    r = _run(patchset.status, openclaw_dir, manifest)
+    _emit(r, as_json, lambda r: f"{r['state']}: openclaw {r['openclaw_version']} at {r['openclaw_dir']}, "
+                                f"manifest v{r['manifest_version']}\n" + _changes(r))
+    sys.exit({"applied": 0, "not-applied": 1}.get(r["state"], 2))
+
+
+@patch.command("audit")
+@openclaw_opt
+@manifest_opt
+@json_opt
+@root_opt
+def audit_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
+    """Check the installed tree matches the manifest exactly. Exit 0 clean, 1 not applied, 2 problems."""
+    r = _run(patchset.audit, openclaw_dir, manifest)
+    _emit(r, as_json, lambda r: ("ok" if r["ok"] else r["state"] if not r["problems"] else "FAILED") + "\n" + "\n".join(
+        "  " + orjson.dumps(p).decode() for p in r["problems"]))
+    sys.exit(0 if r["ok"] else 1 if r["state"] == "not-applied" else 2)
+
+
+@patch.command("diffs")
+@openclaw_opt
+@manifest_opt
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output directory (default: patches/openclaw/diffs/<version>/).")
+@root_opt
+def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None, root: str | None) -> None:
+    """Write the unified diffs of the patch set for a pristine OpenClaw tree."""
+    from eventlog.patchset.diffs import write_diffs
+
+    paths = _run(lambda pkg, m: {"paths": [str(p) for p in write_diffs(pkg, out, m)]}, openclaw_dir, manifest)
+    for p in paths["paths"]:
+        click.echo(p)

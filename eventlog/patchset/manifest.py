@@ -1,0 +1,131 @@
+"""The patch-set manifest: what is changed in an installed OpenClaw, where, and why.
+
+The manifest names target files by *content signature* (never by the hashed chunk name, which changes every
+release) and anchors by text that must occur exactly once. Everything else (import path, marker comments) is
+derived here so apply, audit and revert agree byte for byte on what "our lines" are.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from eventlog.patchset.errors import PatchError
+
+MANIFEST_VERSION = 1
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_MANIFEST = REPO_ROOT / "patches" / "openclaw" / "manifest.json"
+
+
+@dataclass(frozen=True)
+class Change:
+    id: str
+    why: str
+    signature: tuple[str, ...]
+    anchor: str
+    insert: str
+    known_good: tuple[str, ...]
+
+    def marker(self, prefix: str) -> str:
+        return f"// {prefix}:{self.id}"
+
+    def import_marker(self, prefix: str) -> str:
+        return f"// {prefix}:{self.id}:import"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: Path
+    version: int
+    marker: str
+    binding: str
+    runtime_dir: str
+    runtime_entry: str
+    runtime_source: Path
+    runtime_extra: tuple[tuple[Path, str], ...]
+    changes: tuple[Change, ...]
+    pinned: str
+    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    def runtime_files(self) -> dict[str, Path]:
+        """Every file installed into the runtime dir: name there -> source in the repo."""
+        files: dict[str, Path] = {}
+        if not self.runtime_source.is_dir():
+            raise PatchError("runtime-missing", f"runtime source not found: {self.runtime_source}")
+        for p in sorted(self.runtime_source.iterdir()):
+            # tests and editor droppings never ship; only the modules the gateway imports
+            if p.is_file() and p.suffix in (".mjs", ".json") and not p.name.startswith("."):
+                files[p.name] = p
+        for src, dst in self.runtime_extra:
+            files[dst] = src
+        for name, src in files.items():
+            if not src.is_file():
+                raise PatchError("runtime-missing", f"runtime file not found: {src} (for {name})")
+        return files
+
+    def runtime_hashes(self) -> dict[str, str]:
+        return {name: sha256_file(p) for name, p in self.runtime_files().items()}
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    return sha256_bytes(path.read_bytes())
+
+
+def _req(obj: dict[str, Any], key: str, typ: type, where: str) -> Any:
+    val = obj.get(key)
+    if not isinstance(val, typ):
+        raise PatchError("bad-manifest", f"{where}: field {key!r} missing or not {typ.__name__}")
+    return val
+
+
+def load_manifest(path: Path | None = None) -> Manifest:
+    """Read and validate the manifest; a malformed manifest is a PatchError (exit 2), never a traceback."""
+    path = Path(path or os.environ.get("EVENTLOG_PATCH_MANIFEST") or DEFAULT_MANIFEST)
+    try:
+        raw = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise PatchError("bad-manifest", f"manifest not found: {path}") from None
+    except orjson.JSONDecodeError as e:
+        raise PatchError("bad-manifest", f"manifest is not valid JSON: {path}: {e}") from None
+    if not isinstance(raw, dict):
+        raise PatchError("bad-manifest", f"manifest must be a JSON object: {path}")
+    version = _req(raw, "manifest_version", int, "manifest")
+    if version != MANIFEST_VERSION:
+        raise PatchError("bad-manifest", f"unsupported manifest_version {version} (this tool reads {MANIFEST_VERSION})")
+    rt = _req(raw, "runtime", dict, "manifest")
+    base = path.resolve().parents[2] if path.resolve().parent.name == "openclaw" else REPO_ROOT
+    changes = []
+    seen: set[str] = set()
+    for i, c in enumerate(_req(raw, "changes", list, "manifest")):
+        where = f"changes[{i}]"
+        if not isinstance(c, dict):
+            raise PatchError("bad-manifest", f"{where} is not an object")
+        cid = _req(c, "id", str, where)
+        if cid in seen or not cid.replace("-", "").isalnum():
+            raise PatchError("bad-manifest", f"{where}: id {cid!r} duplicated or not [A-Za-z0-9-]")
+        seen.add(cid)
+        target = _req(c, "target", dict, where)
+        sig = _req(target, "signature", list, where + ".target")
+        if not sig or not all(isinstance(s, str) and s for s in sig):
+            raise PatchError("bad-manifest", f"{where}: target.signature must be non-empty strings")
+        anchor = _req(c, "anchor", str, where)
+        insert = _req(c, "insert", str, where)
+        if "\n" in anchor or "\n" in insert or not anchor.strip() or not insert.strip():
+            raise PatchError("bad-manifest", f"{where}: anchor and insert must be single non-empty lines")
+        changes.append(Change(id=cid, why=_req(c, "why", str, where), signature=tuple(sig), anchor=anchor,
+                              insert=insert, known_good=tuple(c.get("known_good") or ())))
+    extra = tuple((base / e["from"], e["to"]) for e in rt.get("extra", []))
+    return Manifest(
+        path=path, version=version, marker=_req(raw, "marker", str, "manifest"),
+        binding=_req(raw, "binding", str, "manifest"), runtime_dir=_req(rt, "dir", str, "runtime"),
+        runtime_entry=_req(rt, "entry", str, "runtime"), runtime_source=base / _req(rt, "source", str, "runtime"),
+        runtime_extra=extra, changes=tuple(changes), pinned=str(raw.get("pinned", "")), raw=raw,
+    )

@@ -1,0 +1,367 @@
+// The tap's logic, with its log and scanner injected (tap.mjs wires the real ones).
+//
+// Policy (docs/patchset.md):
+// - inbound: every update is appended as `message:received` BEFORE the next middleware (the agent) runs;
+//   a replayed update_id is logged again with `duplicate: true`. If the append fails the update is not
+//   handed on: the agent never acts on a message the log does not have.
+// - outbound: every Bot API call except read-only/no-content ones is scanned (every string in the payload,
+//   HTML-aware where a parse_mode says so); findings are redacted or the field is replaced by a withheld
+//   notice; secret prefixes at the end of a streaming preview are held back; alerts are appended first,
+//   then the call is forwarded, then `message:sent` is appended with the payload as sent and the outcome.
+// - fail closed: no scanner, or a scan that throws -> the call is refused (throws), an alert is written.
+//   Log unusable (a previous append failed, or the partition path is not a writable directory chain) ->
+//   the call is refused: nothing leaves that the log cannot record.
+import { stat } from "node:fs/promises";
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { randomBytes } from "node:crypto";
+
+export const WITHHELD_NOTICE = "[withheld: this message contained a secret and was blocked by the DLP filter]";
+const PREVIEW_METHODS = new Set(["sendMessage", "editMessageText"]);
+// Calls that carry no message content (or only the gateway's own config): forwarded untouched, not logged.
+const PASS_METHODS = new Set(["deleteWebhook", "setWebhook", "deleteMyCommands", "sendChatAction", "logOut", "close",
+  "leaveChat", "deleteMessage", "deleteMessages"]);
+// Bot-level settings: scanned (they are text Telegram shows) but not chat events.
+const BOT_SETTINGS = /^(setMy|setChatMenuButton)/;
+// Keys whose strings are ids, enums or file references: scanning them could only break the call.
+const SKIP_KEYS = new Set(["chat_id", "from_chat_id", "parse_mode", "type", "action", "emoji", "media", "photo",
+  "document", "video", "audio", "animation", "voice", "video_note", "sticker", "thumbnail", "thumb", "cover",
+  "message_effect_id", "business_connection_id", "callback_query_id", "inline_query_id", "currency",
+  "custom_emoji_id", "icon_custom_emoji_id", "allowed_updates", "secret_token"]);
+const CONTENT_KEYS = ["text", "caption", "question", "message_text", "title", "description"];
+
+const ENCODING = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+/** ULID (48-bit ms time + 80 random bits), so alerts and the message:sent line can point at each other. */
+export function ulid(now = Date.now()) {
+  let t = "";
+  for (let i = 9, n = now; i >= 0; i--, n = Math.floor(n / 32)) t = ENCODING[n % 32] + t;
+  const r = randomBytes(16);
+  let s = "";
+  for (let i = 0; i < 16; i++) s += ENCODING[r[i] % 32];
+  return t + s;
+}
+
+function nowIso() {
+  return new Date().toISOString();
+}
+
+/** Code-point index -> UTF-16 index (the contract counts code points; JS strings are UTF-16). */
+export function cpToUtf16(str, cp) {
+  let i = 0;
+  let n = 0;
+  while (n < cp && i < str.length) {
+    const c = str.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < str.length ? 2 : 1;
+    n++;
+  }
+  return i;
+}
+
+export function cpLength(str) {
+  let n = 0;
+  for (const _ of str) n++;
+  return n;
+}
+
+function isPlain(v) {
+  if (v === null || typeof v !== "object") return false;
+  const p = Object.getPrototypeOf(v);
+  return p === Object.prototype || p === null;
+}
+
+/** A JSON-safe copy of a payload for the log: files are recorded as a marker, never their bytes. */
+export function jsonSafe(v) {
+  if (v === null || typeof v === "string" || typeof v === "boolean") return v;
+  if (typeof v === "number") return Number.isFinite(v) ? v : null;
+  if (typeof v === "bigint") return v.toString();
+  if (Array.isArray(v)) return v.map(jsonSafe);
+  if (isPlain(v)) {
+    const o = {};
+    for (const [k, x] of Object.entries(v)) if (x !== undefined && typeof x !== "function") o[k] = jsonSafe(x);
+    return o;
+  }
+  if (v === undefined) return null;
+  return { $file: typeof v.filename === "string" ? v.filename : (v.constructor?.name ?? "object") };
+}
+
+function chatOf(obj) {
+  if (!obj || typeof obj !== "object") return undefined;
+  return obj.chat?.id ?? obj.message?.chat?.id ?? obj.voter_chat?.id ?? obj.from?.id ?? obj.user?.id;
+}
+
+function fromOf(obj) {
+  const f = obj?.from ?? obj?.user;
+  if (!f || typeof f !== "object") return undefined;
+  const name = [f.first_name, f.last_name].filter(Boolean).join(" ");
+  const o = { id: f.id, is_bot: Boolean(f.is_bot) };
+  if (f.username) o.username = f.username;
+  if (name) o.name = name;
+  return o;
+}
+
+/** Build the `message:received` event for any update type. */
+export function receivedEvent(update, accountId) {
+  const type = Object.keys(update).find((k) => k !== "update_id") ?? "unknown";
+  const obj = update[type];
+  const ev = { event: "message:received", channel: "telegram", account: accountId ?? "default",
+    chat_id: String(chatOf(obj) ?? "unknown"), ts: nowIso(), direction: "in", update_type: type,
+    update_id: update.update_id, raw: jsonSafe(update) };
+  const mid = obj?.message_id ?? obj?.message?.message_id;
+  if (typeof mid === "number") ev.message_id = mid;
+  const from = fromOf(obj);
+  if (from) ev.from = from;
+  const text = obj?.text ?? obj?.caption ?? obj?.data ?? obj?.query ?? obj?.question ?? obj?.poll?.question;
+  if (typeof text === "string") ev.text = text;
+  return ev;
+}
+
+function outcomeOf(res) {
+  if (res && res.ok) {
+    const r = res.result;
+    const o = { ok: true };
+    if (r && typeof r === "object" && typeof r.message_id === "number") o.message_id = r.message_id;
+    else if (Array.isArray(r)) o.message_ids = r.map((m) => m?.message_id).filter((x) => typeof x === "number");
+    return o;
+  }
+  return { ok: false, error_code: res?.error_code, description: String(res?.description ?? "error") };
+}
+
+/**
+ * createTap({deps}) — deps is (a promise of) {root, log, scanner, scannerError}.
+ * log: {append(event), appendStream(relpath, event)}; scanner: {scan(text,{html,preview}), redact(text,findings,{html})}.
+ */
+export function createTap({ deps, stderr = (line) => process.stderr.write(line + "\n") }) {
+  const ready = Promise.resolve(deps);
+  let degraded = null; // error message of the last failed append; cleared by the next successful one
+  const callbackChats = new Map(); // callback_query_id / inline_query_id -> chat, for answer* calls
+  const seen = { set: null, file: null };
+  const pathOk = new Map();
+
+  async function append(log, event) {
+    try {
+      await log.append(event);
+      degraded = null;
+    } catch (err) {
+      degraded = `${err?.code ?? ""} ${err?.message ?? err}`.trim();
+      // no text, no payload: this line goes to the gateway's own log
+      stderr(`openclaw-eventlog: cannot append ${event.event} for chat ${event.chat_id}: ${degraded}`);
+      throw err;
+    }
+  }
+
+  async function appendAlert(log, alert) {
+    try {
+      await log.appendStream("dlp/alerts.jsonl", alert);
+    } catch (err) {
+      degraded = `${err?.code ?? ""} ${err?.message ?? err}`.trim();
+      stderr(`openclaw-eventlog: cannot append dlp alert (${alert.rule}) for chat ${alert.chat_id}: ${degraded}`);
+      throw err;
+    }
+  }
+
+  // The partition file's directory chain must be directories (or not exist yet) under the root.
+  async function preflight(root, chatId) {
+    if (degraded) throw new Error(`event log unusable: ${degraded}`);
+    const d = new Date();
+    const dir = join(root, "raw", "telegram", "chats", chatId, String(d.getUTCFullYear()),
+      String(d.getUTCMonth() + 1).padStart(2, "0"));
+    const hit = pathOk.get(dir);
+    if (hit && Date.now() - hit < 1000) return;
+    for (let p = dir; ; p = dirname(p)) {
+      try {
+        const s = await stat(p);
+        if (!s.isDirectory()) throw new Error(`event log unusable: ${p} is not a directory`);
+        break;
+      } catch (err) {
+        if (err.code !== "ENOENT" || p === dirname(p)) throw err;
+      }
+    }
+    pathOk.set(dir, Date.now());
+  }
+
+  function loadSeen(root, accountId) {
+    if (seen.set) return;
+    seen.file = join(root, "tap", `updates-${String(accountId ?? "default").replace(/[^A-Za-z0-9_-]/g, "_")}.seen`);
+    seen.set = new Set();
+    try {
+      const lines = readFileSync(seen.file, "utf8").split("\n").filter(Boolean);
+      const keep = lines.slice(-50000);
+      for (const l of keep) seen.set.add(l);
+      if (lines.length > 100000) writeFileSync(seen.file, keep.join("\n") + "\n", { mode: 0o600 });
+    } catch (err) {
+      if (err.code !== "ENOENT") throw err;
+      mkdirSync(dirname(seen.file), { recursive: true, mode: 0o700 });
+    }
+  }
+
+  function middleware({ accountId } = {}) {
+    return async (ctx, next) => {
+      const { root, log } = await ready;
+      const update = ctx.update;
+      const ev = receivedEvent(update, accountId);
+      loadSeen(root, accountId);
+      const key = String(update.update_id);
+      if (seen.set.has(key)) ev.duplicate = true;
+      const obj = update[ev.update_type];
+      if (update.callback_query || update.inline_query) callbackChats.set(String(obj.id), ev.chat_id);
+      if (callbackChats.size > 10000) callbackChats.delete(callbackChats.keys().next().value);
+      await append(log, ev); // throws -> grammY's bot.catch reports it, the agent never sees the update
+      if (!ev.duplicate) {
+        seen.set.add(key);
+        appendFileSync(seen.file, key + "\n", { mode: 0o600 });
+      }
+      await next();
+    };
+  }
+
+  // Scan one string; returns the text to send and the findings (already filtered for the notice/redaction).
+  function filterText(scanner, text, { html, preview }) {
+    const res = scanner.scan(text, { html, preview });
+    const findings = res?.findings ?? [];
+    let out = text;
+    let action = "pass";
+    if (findings.some((f) => f.action === "block")) {
+      return { text: WITHHELD_NOTICE, findings, action: "block", changed: true };
+    }
+    if (findings.length) {
+      out = scanner.redact(text, findings, { html });
+      action = "redact";
+    }
+    let held = 0;
+    if (preview) {
+      const hold = Number(res?.holdBack ?? 0);
+      if (hold > 0) {
+        const len = cpLength(text);
+        const from = len - hold;
+        const overlaps = findings.some((f) => f.end > from);
+        if (!overlaps) {
+          // the tail is untouched by redaction, so it is also the tail of `out`
+          out = out.slice(0, cpToUtf16(out, cpLength(out) - hold));
+          held = hold;
+          if (!out.trim()) out = "…";
+        }
+      }
+    }
+    return { text: out, findings, action, changed: out !== text, held };
+  }
+
+  // Walk the payload; returns a filtered deep copy of plain objects/arrays (files kept by reference).
+  function filterPayload(scanner, method, payload) {
+    const found = [];
+    let action = "pass";
+    let held = 0;
+    const walk = (v, key, parent, path) => {
+      if (typeof v === "string") {
+        if (SKIP_KEYS.has(key) || (typeof key === "string" && (key.endsWith("_id") || key.endsWith("parse_mode")))) {
+          return v;
+        }
+        const pm = parent && (parent[`${key}_parse_mode`] ?? parent.parse_mode);
+        const html = typeof pm === "string" && pm.toUpperCase() === "HTML";
+        const preview = PREVIEW_METHODS.has(method) && path === "text";
+        const r = filterText(scanner, v, { html, preview });
+        held += r.held ?? 0;
+        for (const f of r.findings) found.push({ finding: f, field: path });
+        if (r.action === "block") action = "block";
+        else if (r.action === "redact" && action === "pass") action = "redact";
+        return r.text;
+      }
+      if (Array.isArray(v)) return v.map((x, i) => walk(x, i, v, `${path}[${i}]`));
+      if (isPlain(v)) {
+        const o = {};
+        for (const [k, x] of Object.entries(v)) o[k] = walk(x, k, v, path ? `${path}.${k}` : k);
+        // entity offsets describe the old text; Telegram would reject or misplace them
+        if (o.text !== v.text) delete o.entities;
+        if (o.caption !== v.caption) delete o.caption_entities;
+        return o;
+      }
+      return v;
+    };
+    const out = walk(payload ?? {}, null, null, "");
+    return { payload: out, found, action, held };
+  }
+
+  function chatIdFor(method, payload) {
+    if (payload?.chat_id !== undefined && payload.chat_id !== null) return String(payload.chat_id);
+    const q = payload?.callback_query_id ?? payload?.inline_query_id;
+    if (q !== undefined) return callbackChats.get(String(q)) ?? "unknown";
+    return BOT_SETTINGS.test(method) ? null : "unknown";
+  }
+
+  function primaryText(payload) {
+    for (const k of CONTENT_KEYS) if (typeof payload?.[k] === "string") return payload[k];
+    return undefined;
+  }
+
+  function transformer({ site, accountId } = {}) {
+    const account = accountId ?? "default";
+    return async (prev, method, payload, signal) => {
+      if (PASS_METHODS.has(method) || method.startsWith("get")) return prev(method, payload, signal);
+      const { root, log, scanner, scannerError } = await ready;
+      const chatId = chatIdFor(method, payload);
+      const sentId = ulid();
+      const base = { channel: "telegram", account, chat_id: chatId ?? "unknown", direction: "out", method, site };
+      let filtered;
+      try {
+        if (!scanner) throw scannerError ?? new Error("no DLP scanner");
+        filtered = filterPayload(scanner, method, payload);
+      } catch (err) {
+        // fail closed: nothing of this payload leaves; the alert names the failure, never the content
+        const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: "tap:scanner-error",
+          severity: "high", action: "refuse", error: String(err?.message ?? err).slice(0, 200), log_event: sentId };
+        await appendAlert(log, alert).catch(() => {});
+        if (chatId !== null) {
+          await append(log, { ...base, event: "message:sent", ts: nowIso(), id: sentId,
+            outcome: { ok: false, description: "refused by openclaw-eventlog: DLP scanner error" },
+            dlp: { action: "refuse", rules: ["tap:scanner-error"], alerts: [alert.id] } }).catch(() => {});
+        }
+        throw new Error(`openclaw-eventlog: ${method} refused: DLP scanner error`);
+      }
+      if (chatId !== null) {
+        try {
+          await preflight(root, chatId);
+        } catch (err) {
+          stderr(`openclaw-eventlog: ${method} to chat ${chatId} refused: ${err.message}`);
+          throw new Error(`openclaw-eventlog: ${method} refused: event log cannot be written`);
+        }
+      }
+      const alertIds = [];
+      for (const { finding: f, field } of filtered.found) {
+        const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: f.rule ?? f.rule_id,
+          severity: f.severity, action: filtered.action === "block" ? "block" : (f.action ?? "redact"),
+          fingerprint: f.fingerprint, preview: f.preview ?? f.masked, start: f.start, end: f.end, field,
+          log_event: sentId };
+        await appendAlert(log, alert); // a failing alert append refuses the call (it throws)
+        alertIds.push(alert.id);
+      }
+      const sent = filtered.payload;
+      let res;
+      try {
+        res = await prev(method, sent, signal);
+      } catch (err) {
+        res = { ok: false, description: String(err?.message ?? err) };
+        if (chatId !== null) await logSent(res).catch(() => {});
+        throw err;
+      }
+      // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
+      // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.
+      if (chatId !== null) await logSent(res).catch(() => {});
+      return res;
+
+      async function logSent(r) {
+        const ev = { ...base, event: "message:sent", ts: nowIso(), id: sentId, payload: jsonSafe(sent),
+          outcome: outcomeOf(r) };
+        const text = primaryText(sent);
+        if (text !== undefined) ev.text = text;
+        if (ev.outcome.message_id !== undefined) ev.message_id = ev.outcome.message_id;
+        if (filtered.action !== "pass" || filtered.held) {
+          ev.dlp = { action: filtered.action, rules: [...new Set(filtered.found.map((x) => x.finding.rule))],
+            alerts: alertIds };
+          if (filtered.held) ev.dlp.held_back = filtered.held;
+        }
+        await append(log, ev);
+      }
+    };
+  }
+
+  return { middleware, transformer, ready, get degraded() { return degraded; } };
+}
