@@ -55,6 +55,7 @@ class Sources:
     jsonl: list[str] = field(default_factory=list)  # absolute paths
     parquet: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # compaction units skipped because their sources changed
+    covered: list[str] = field(default_factory=list)  # relpaths read from Parquet instead of JSONL
     dlp: dict[str, str] = field(default_factory=dict)  # view name → absolute path of an existing stream
 
 
@@ -89,6 +90,7 @@ def plan(scope: Scope) -> Sources:
         src.parquet.append(str(unit.parquet))
         covered.update(rel for rel in mine if rel in unit.sources)
     src.jsonl = [str(scope.root / rel) for rel in sizes if rel not in covered]
+    src.covered = sorted(covered)
     for view, rel in DLP_FILES.items():
         if (scope.root / rel).is_file():
             src.dlp[view] = str(scope.root / rel)

@@ -105,3 +105,87 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
                        + (f"  ({r.skipped_lines} torn/invalid lines skipped)" if r.skipped_lines else ""))
     if not results:
         fail("no closed day files to compact", 1)
+
+
+@cli.command()
+@click.argument("pattern", required=False)
+@click.option("-i", "--ignore-case", is_flag=True, help="Case-insensitive (Unicode: Ё/ё, Straße/STRASSE-free simple folding).")
+@click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python `re` syntax).")
+@click.option("--fuzzy", is_flag=False, flag_value=str(80.0), default=None, metavar="[SCORE]",
+              help="Fuzzy word match (typos, word forms), rapidfuzz ratio ≥ SCORE (default 80).")
+@click.option("-C", "--context", type=click.IntRange(0, 1000), default=0, metavar="N",
+              help="Show N messages before and after each match (same chat and day).")
+@click.option("--from", "sender", default=None, metavar="USER", help="Only messages from this username, name or id.")
+@click.option("--direction", type=click.Choice(["in", "out"]), default=None, help="Only received (in) or sent (out).")
+@click.option("-c", "--count", "count_only", is_flag=True, help="Print only the number of matching messages.")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: {type: match|context|count, file, line, spans, event}.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Highlight matches.")
+@_chat_option
+@since_until
+@root_option
+@handle_errors
+def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None, context: int, sender: str | None,
+         direction: str | None, count_only: bool, as_json: bool, color: str, chats: tuple[str, ...],
+         since: date | None, until: date | None, root: Path) -> None:
+    """Search message texts (not JSON keys or other fields). Literal by default.
+
+    Exit 0 when something matched, 1 when nothing did, 2 on error — like grep.
+    """
+    from .. import recall as r
+    from .common import emit_json
+
+    ensure_root(root)
+    if regex and fuzzy is not None:
+        raise EventlogError("-E and --fuzzy cannot be combined")
+    try:
+        score = float(fuzzy) if fuzzy is not None else r.DEFAULT_FUZZY_SCORE
+    except ValueError:
+        # `--fuzzy WORD` (no SCORE): click took the pattern as the option's value.
+        if pattern is not None:
+            raise EventlogError(f"--fuzzy SCORE must be a number from 0 to 100, not {fuzzy!r}") from None
+        pattern, score = fuzzy, r.DEFAULT_FUZZY_SCORE
+    if pattern is None:
+        raise click.UsageError("Missing argument 'PATTERN'.")
+    if not 0 <= score <= 100:
+        raise EventlogError("--fuzzy SCORE must be from 0 to 100")
+    if since and until and since > until:
+        raise EventlogError(f"--since {since} is after --until {until}")
+    q = r.GrepQuery(pattern, "fuzzy" if fuzzy is not None else "regex" if regex else "literal", ignore_case, score,
+                    chats or None, since, until, sender, direction)
+    problems = lambda msg: click.echo(f"eventlog: {msg}", err=True)  # noqa: E731
+    hits = r.search(root, q, problems)
+    if count_only:
+        n = sum(1 for _ in hits)
+        emit_json({"type": "count", "count": n}) if as_json else click.echo(str(n))
+        sys.exit(0 if n else 1)
+    paint = color == "always" or (color == "auto" and sys.stdout.isatty() and not as_json)
+    found = False
+    first = True
+    for group in r.with_context(root, hits, context, q):
+        found = found or any(h.kind == "match" for h in group)
+        if context and not first and not as_json:
+            click.echo("--")
+        first = False
+        for h in group:
+            if as_json:
+                emit_json({"type": h.kind, "file": h.relpath, "line": h.line, "spans": h.spans, "event": h.event})
+            else:
+                click.echo(_human(h, paint))
+    sys.exit(0 if found else 1)
+
+
+def _human(h: "object", paint: bool) -> str:
+    ev = h.event  # type: ignore[attr-defined]
+    text = ev.get("text") if isinstance(ev.get("text"), str) else ""
+    out, pos = [], 0
+    for s, e in h.spans:  # type: ignore[attr-defined]
+        out.append(text[pos:s])
+        out.append(click.style(text[s:e], fg="red", bold=True) if paint else text[s:e])
+        pos = e
+    out.append(text[pos:])
+    body = "".join(out).replace("\n", "\\n")
+    frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
+    who = frm.get("username") or frm.get("name") or frm.get("id") or "?"
+    mark = ":" if h.kind == "match" else "-"  # type: ignore[attr-defined]
+    head = f"{ev.get('chat_id')} {ev.get('ts')} {ev.get('direction') or '?':<3} {who}"
+    return (click.style(head, fg="magenta") if paint else head) + f"{mark} {body}"
