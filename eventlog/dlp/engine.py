@@ -1,0 +1,267 @@
+"""The Python DLP engine: keyword prefilter → selected rules → boundary/stopwords/entropy/validator/context → findings.
+
+Semantics shared with the JS engine (patches/openclaw/runtime/dlp.mjs), proven by tests/vectors/dlp/ and the
+conformance corpus:
+- offsets are code points of the scanned string (for HTML: of the payload, mapped back from the visible text);
+- a rule's regex is searched from position 0; a candidate that fails any check is retried one character later, an
+  accepted one continues after its end;
+- candidates of all rules are merged: sorted by (start, longer first, rule order), a candidate overlapping an
+  earlier kept one is dropped; allowlisted fingerprints are dropped before that;
+- hold-back (previews): the number of trailing characters that could be the start of a secret.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from . import htmltext
+from .keys import Allowlist, allowlist_path, fingerprint, load_key
+from .rules import Rule, RuleSet, load_rules
+from .validators import VALIDATORS, entropy
+
+BLOCK_NOTICE = "[withheld by DLP: {rules}]"
+REDACTED = "[REDACTED:{rule}]"
+
+
+@dataclass
+class Finding:
+    rule: str
+    start: int
+    end: int
+    severity: str
+    action: str
+    fingerprint: str
+    masked: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding]
+    hold_back: int
+
+
+def mask(secret: str) -> str:
+    """A preview that identifies a finding to a reviewer without revealing it: at most 4 leading characters (a quarter
+    of the secret), an ellipsis and the length."""
+    keep = min(4, len(secret) // 4)
+    return f"{secret[:keep]}…[{len(secret)}]"
+
+
+def _letter(c: str) -> bool:
+    return "a" <= c <= "z" or "а" <= c <= "я" or c == "ё"
+
+
+def _has_word(part: str, words: list[tuple[str, bool]]) -> bool:
+    """A context word occurs in the lower-cased window with a letter boundary on the left (and on the right unless the
+    word is a stem): «инн» must not match inside «длинное»."""
+    for w, stem in words:
+        i = part.find(w)
+        while i >= 0:
+            j = i + len(w)
+            if (i == 0 or not _letter(part[i - 1])) and (stem or j >= len(part) or not _letter(part[j])):
+                return True
+            i = part.find(w, i + 1)
+    return False
+
+
+def _get(f: Any, k: str) -> Any:
+    return f[k] if isinstance(f, dict) else getattr(f, k)
+
+
+class Scanner:
+    def __init__(self, rules: RuleSet, key: bytes, allowlist: Allowlist | None = None) -> None:
+        self.rules = rules
+        self.key = key
+        self.allowlist = allowlist
+        kw: dict[str, list[int]] = {}
+        for r in rules.rules:
+            for k in r.keywords:
+                kw.setdefault(k, []).append(r.index)
+        self._kw = [(k, tuple(v)) for k, v in kw.items()]
+        self._hb = [r for r in rules.rules if r.holdback]
+
+    # -- candidates ------------------------------------------------------------------------------------------------
+    def _accept(self, r: Rule, t: str, m: Any) -> tuple[int, int] | None:
+        ms = m.start()
+        if r.left_rx is not None and ms > 0 and r.left_rx.match(t, ms - 1):
+            return None
+        s, e = m.span(r.group)
+        if s < 0:
+            return None
+        secret = t[s:e]
+        if r.stopwords:
+            low = secret.lower()
+            if any(w in low for w in r.stopwords):
+                return None
+        if r.entropy is not None and entropy(secret) < r.entropy:
+            return None
+        if r.validator is not None and not VALIDATORS[r.validator](secret):
+            return None
+        if r.context is not None:
+            b, a = r.context.get("before", 0), r.context.get("after", 0)
+            ok = bool(b) and _has_word(t[max(0, s - b):s].lower(), r.ctx_words)
+            if not ok and a:
+                ok = _has_word(t[e:e + a].lower(), r.ctx_words)
+            if not ok:
+                return None
+        return s, e
+
+    def candidates(self, t: str) -> list[tuple[int, int, int]]:
+        """(rule index, start, end) for every accepted match in t, before overlap resolution."""
+        lower = t.lower()
+        selected: set[int] = set()
+        for k, idx in self._kw:
+            if k in lower:
+                selected.update(idx)
+        out = []
+        rules = self.rules.rules
+        for ri in sorted(selected):
+            r = rules[ri]
+            rx = r.rx
+            pos = 0
+            while True:
+                m = rx.search(t, pos)
+                if m is None:
+                    break
+                span = self._accept(r, t, m)
+                if span is None:
+                    pos = m.start() + 1
+                else:
+                    out.append((ri, span[0], span[1]))
+                    pos = m.end() if m.end() > m.start() else m.start() + 1
+        return out
+
+    # -- hold-back -------------------------------------------------------------------------------------------------
+    def hold(self, t: str) -> int:
+        """Trailing characters of t that could be the beginning of a secret: a proper prefix of a hold-back literal
+        (`s`, `sk`, `-----BEG`), or a full literal followed only by the rule's body characters (`sk-ant-api03-Xy`)."""
+        n = len(t)
+        best = 0
+        for r in self._hb:
+            for p in r.holdback["prefixes"]:
+                for k in range(min(len(p) - 1, n), 0, -1):
+                    if t.endswith(p[:k]):
+                        best = max(best, k)
+                        break
+                i = t.rfind(p)
+                while i >= 0 and r.body_rx.fullmatch(t, i + len(p)):
+                    best = max(best, n - i)
+                    i = t.rfind(p, 0, i + len(p) - 1)
+        return best
+
+    # -- public API ------------------------------------------------------------------------------------------------
+    def scan(self, text: str, html: bool = False, preview: bool = False) -> ScanResult:
+        rules = self.rules.rules
+        raw: list[tuple[int, int, int, str]] = []  # (start, end, rule index, secret) in payload offsets
+        if html:
+            parsed = htmltext.parse(text)
+            for seg in [parsed.visible, *parsed.attrs]:
+                st = seg.text
+                for ri, s, e in self.candidates(st):
+                    raw.append((seg.starts[s], seg.ends[e - 1], ri, st[s:e]))
+        else:
+            for ri, s, e in self.candidates(text):
+                raw.append((s, e, ri, text[s:e]))
+        findings = self._resolve(raw)
+        hb = 0
+        if preview:
+            if html:
+                vis = parsed.visible
+                h = self.hold(vis.text)
+                cut = vis.starts[len(vis.text) - h] if h else len(text)
+                if parsed.open_tail is not None:
+                    cut = min(cut, parsed.open_tail)
+                hb = len(text) - cut
+            else:
+                hb = self.hold(text)
+        return ScanResult(findings, hb)
+
+    def _resolve(self, raw: list[tuple[int, int, int, str]]) -> list[Finding]:
+        rules = self.rules.rules
+        allow = self.allowlist
+        items = []
+        for s, e, ri, secret in raw:
+            fp = fingerprint(self.key, secret)
+            if allow is not None and fp in allow:
+                continue
+            items.append((s, -e, ri, fp, secret))
+        items.sort(key=lambda x: (x[0], x[1], x[2]))
+        out: list[Finding] = []
+        last_end = -1
+        for s, ne, ri, fp, secret in items:
+            if s < last_end:
+                continue
+            r = rules[ri]
+            out.append(Finding(r.id, s, -ne, r.severity, r.action, fp, mask(secret)))
+            last_end = -ne
+        return out
+
+    def redact(self, text: str, findings: Sequence[Any], html: bool = False) -> tuple[str, str]:
+        """(new text, action): "block" replaces the whole text with a notice, "redact" replaces each span with
+        [REDACTED:rule] (keeping the tags inside a span so the HTML stays balanced), "pass" changes nothing."""
+        if not findings:
+            return text, "pass"
+        blocked = sorted({_get(f, "rule") for f in findings if _get(f, "action") == "block"})
+        if blocked:
+            return BLOCK_NOTICE.format(rules=", ".join(blocked)), "block"
+        tags = htmltext.parse(text).tags if html else []
+        out = []
+        pos = 0
+        for f in sorted(findings, key=lambda f: _get(f, "start")):
+            s, e = _get(f, "start"), _get(f, "end")
+            if s < pos:
+                continue
+            out.append(text[pos:s])
+            out.append(REDACTED.format(rule=_get(f, "rule")))
+            if html:
+                out.append(htmltext.tags_within(text, tags, s, e))
+            pos = e
+        out.append(text[pos:])
+        return "".join(out), "redact"
+
+    def filter(self, text: str, html: bool = False, preview: bool = False) -> dict[str, Any]:
+        """Everything a pre-send filter needs in one call: {text, action, findings, held}. For a preview the held-back
+        tail (and any secret crossing it) is cut off, and open HTML tags are closed."""
+        res = self.scan(text, html=html, preview=preview)
+        findings = res.findings
+        if any(f.action == "block" for f in findings):
+            t, action = self.redact(text, findings, html)
+            return {"text": t, "action": action, "findings": findings, "held": 0}
+        cut = len(text) - res.hold_back
+        moved = True
+        while moved:
+            moved = False
+            for f in findings:
+                if f.start < cut < f.end:
+                    cut, moved = f.start, True
+        tags: list[tuple[int, int, str, bool]] = []
+        if html and cut < len(text):
+            tags = htmltext.parse(text).tags
+            for s, e, _, _ in tags:
+                if s < cut < e:
+                    cut = s
+        keep = [f for f in findings if f.end <= cut]
+        t, action = self.redact(text[:cut], keep, html)
+        if html and cut < len(text):
+            t += htmltext.closers(tags, cut)
+        return {"text": t, "action": action, "findings": findings, "held": len(text) - cut}
+
+
+def open_scanner(root: Path | None = None, rules_path: str | Path | None = None, key: bytes | None = None) -> Scanner:
+    """A scanner with the packaged (or given) rules, the root's key (created on first use) and its allowlist."""
+    rules = load_rules(rules_path)
+    if key is None:
+        if root is None:
+            raise ValueError("a log root or a key is needed")
+        key = load_key(root)
+    allow = Allowlist(allowlist_path(root)) if root is not None else None
+    return Scanner(rules, key, allow)
+
+
+def scan_many(scanner: Scanner, texts: Iterable[str], html: bool = False) -> Iterable[list[Finding]]:
+    for t in texts:
+        yield scanner.scan(t, html=html).findings

@@ -1,0 +1,136 @@
+"""Telegram-HTML awareness: the visible text of a `parse_mode: HTML` payload, mapped back to payload offsets.
+
+OpenClaw renders replies Markdown → HTML, so a key can arrive as `sk-ant-<i>api03</i>-…` or `&#115;k-ant-…`. The
+engine scans the visible text (tags removed, entities decoded) and every attribute value (an href can carry
+`https://user:pass@host`), then redacts in the payload. The JS twin is patches/openclaw/runtime/dlp-html.mjs; both
+walk the payload with the same rules, so offsets agree (code points).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
+TAG_START_RE = re.compile(r"</?[A-Za-z]")
+ATTR_RE = re.compile(r"([A-Za-z_:][A-Za-z0-9_:.-]*)(?:[ \t\r\n]*=[ \t\r\n]*(?:\"([^\"]*)\"|'([^']*)'|([^ \t\r\n\"'>]+)))?")
+ENTITY_RE = re.compile(r"&(?:#([0-9]{1,7})|#[xX]([0-9A-Fa-f]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));")
+PARTIAL_ENTITY_RE = re.compile(r"&(?:#[xX]?[0-9A-Fa-f]{0,7}|[A-Za-z][A-Za-z0-9]{0,31})")
+NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'", "nbsp": "\u00a0"}
+
+
+@dataclass
+class Segment:
+    """A piece of decoded text; starts[i]/ends[i] are the payload offsets of its i-th code point."""
+    text: str
+    starts: list[int]
+    ends: list[int]
+    visible: bool
+
+
+@dataclass
+class Parsed:
+    visible: Segment
+    attrs: list[Segment] = field(default_factory=list)
+    tags: list[tuple[int, int, str, bool]] = field(default_factory=list)  # (start, end, lower name, closing)
+    open_tail: int | None = None  # start of an unterminated tag or entity at the very end (for previews)
+
+
+def _entity(m: re.Match[str]) -> str | None:
+    if m.group(3) is not None:
+        return NAMED.get(m.group(3))
+    v = int(m.group(1), 10) if m.group(1) is not None else int(m.group(2), 16)
+    if v == 0 or v > 0x10FFFF or 0xD800 <= v <= 0xDFFF:
+        return None
+    return chr(v)
+
+
+def _decode(p: str, start: int, end: int, visible: bool) -> Segment:
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i = start
+    while i < end:
+        if p[i] == "&":
+            m = ENTITY_RE.match(p, i, end)
+            if m:
+                ch = _entity(m)
+                if ch is not None:
+                    chars.append(ch)
+                    starts.append(i)
+                    ends.append(m.end())
+                    i = m.end()
+                    continue
+        chars.append(p[i])
+        starts.append(i)
+        ends.append(i + 1)
+        i += 1
+    return Segment("".join(chars), starts, ends, visible)
+
+
+def parse(p: str) -> Parsed:
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    attrs: list[Segment] = []
+    tags: list[tuple[int, int, str, bool]] = []
+    open_tail = None
+    i, n = 0, len(p)
+    while i < n:
+        c = p[i]
+        if c == "<":
+            m = TAG_RE.match(p, i)
+            if m:
+                tags.append((i, m.end(), m.group(2).lower(), m.group(1) == "/"))
+                a_start = m.start(3)
+                for am in ATTR_RE.finditer(p, a_start, m.end(3)):
+                    for g in (2, 3, 4):
+                        if am.group(g) is not None and am.group(g):
+                            attrs.append(_decode(p, am.start(g), am.end(g), False))
+                i = m.end()
+                continue
+            if open_tail is None and TAG_START_RE.match(p, i) and ">" not in p[i:]:
+                open_tail = i
+        elif c == "&":
+            m = ENTITY_RE.match(p, i)
+            if m:
+                ch = _entity(m)
+                if ch is not None:
+                    chars.append(ch)
+                    starts.append(i)
+                    ends.append(m.end())
+                    i = m.end()
+                    continue
+            elif open_tail is None:
+                pm = PARTIAL_ENTITY_RE.match(p, i)
+                if pm and pm.end() == n:
+                    open_tail = i
+        chars.append(c)
+        starts.append(i)
+        ends.append(i + 1)
+        i += 1
+    return Parsed(Segment("".join(chars), starts, ends, True), attrs, tags, open_tail)
+
+
+def closers(tags: list[tuple[int, int, str, bool]], cut: int) -> str:
+    """Closing tags for every element still open at `cut` (Telegram rejects unbalanced HTML in a cut preview)."""
+    stack: list[str] = []
+    for s, e, name, closing in tags:
+        if e > cut:
+            break
+        if closing:
+            if name in stack:
+                while stack.pop() != name:
+                    pass
+        else:
+            stack.append(name)
+    return "".join(f"</{name}>" for name in reversed(stack))
+
+
+def tags_within(p: str, tags: list[tuple[int, int, str, bool]], start: int, end: int) -> str:
+    """The tags lying inside [start, end) — kept when a span is redacted, so the HTML stays balanced. A tag with
+    attributes is re-emitted bare: an attribute inside a redacted span must not carry anything out."""
+    out = []
+    for s, e, name, closing in tags:
+        if s >= start and e <= end:
+            out.append(f"</{name}>" if closing else (p[s:e] if e - s == len(name) + 2 else f"<{name}>"))
+    return "".join(out)

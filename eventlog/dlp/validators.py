@@ -1,0 +1,206 @@
+"""Offline validators: checksums and shape checks that turn a regex candidate into a finding.
+
+Each validator takes the candidate secret (the rule's group text) and returns True to keep it. The JS engine
+(patches/openclaw/runtime/dlp-validators.mjs) implements the same functions; the shared vectors in tests/vectors/dlp/
+keep them identical. Facts (weights, checksums, IBAN lengths) come from the public specifications.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import math
+import zlib
+from typing import Callable
+
+_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+# IBAN length per country (ISO 13616 registry).
+IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "BY": 28,
+    "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18,
+    "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22,
+    "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20,
+    "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15,
+    "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "RU": 33, "SA": 24, "SC": 31, "SE": 24,
+    "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24,
+    "XK": 20,
+}
+
+PLACEHOLDERS = frozenset("""
+password passwd pass pwd secret changeme change_me changeit example test testing dummy placeholder redacted hidden
+your_password yourpassword your-password mypassword my_password mypass pa55word p@ssw0rd p@ssword
+user username login token apikey api_key secretkey xxx xxxx xxxxx xxxxxx xxxxxxxx
+""".split())
+
+
+def _digits(s: str) -> str:
+    return "".join(c for c in s if "0" <= c <= "9")
+
+
+def luhn(num: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(num)):
+        d = ord(ch) - 48
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def _card_brand_ok(n: str) -> bool:
+    """Issuer ranges that exist: Visa 4, Mastercard 51–55 and 2221–2720, Mir 2200–2204, Amex 34/37, Discover 6011/644–649/65,
+    JCB 3528–3589, UnionPay 62, Diners 300–305/36/38, Maestro 50/56–58/63/67."""
+    p2, p4 = int(n[:2]), int(n[:4])
+    ln = len(n)
+    if n[0] == "4":
+        return ln in (13, 16, 19)
+    if 51 <= p2 <= 55 or 2221 <= p4 <= 2720:
+        return ln == 16
+    if 2200 <= p4 <= 2204:
+        return 16 <= ln <= 19
+    if p2 in (34, 37):
+        return ln == 15
+    if p4 == 6011 or p2 == 65 or 644 <= int(n[:3]) <= 649:
+        return 16 <= ln <= 19
+    if 3528 <= p4 <= 3589:
+        return 16 <= ln <= 19
+    if p2 == 62:
+        return 16 <= ln <= 19
+    if 300 <= int(n[:3]) <= 305 or p2 in (36, 38):
+        return 14 <= ln <= 19
+    if p2 in (50, 56, 57, 58, 63, 67):
+        return 12 <= ln <= 19
+    return False
+
+
+def card(s: str) -> bool:
+    n = _digits(s)
+    return 13 <= len(n) <= 19 and _card_brand_ok(n) and luhn(n)
+
+
+def iban(s: str) -> bool:
+    t = s.replace(" ", "")
+    if IBAN_LENGTHS.get(t[:2]) != len(t):
+        return False
+    moved = t[4:] + t[:4]
+    rem = 0
+    for ch in moved:
+        v = ord(ch) - 48 if ch <= "9" else ord(ch) - 55
+        rem = (rem * 100 + v) % 97 if v > 9 else (rem * 10 + v) % 97
+    return rem == 1
+
+
+def _wsum(digits: str, weights: tuple[int, ...]) -> int:
+    return sum((ord(d) - 48) * w for d, w in zip(digits, weights))
+
+
+_INN10 = (2, 4, 10, 3, 5, 9, 4, 6, 8)
+_INN12A = (7, 2, 4, 10, 3, 5, 9, 4, 6, 8)
+_INN12B = (3, 7, 2, 4, 10, 3, 5, 9, 4, 6, 8)
+
+
+def inn10(s: str) -> bool:
+    return len(s) == 10 and _wsum(s, _INN10) % 11 % 10 == ord(s[9]) - 48
+
+
+def inn12(s: str) -> bool:
+    return (len(s) == 12 and _wsum(s, _INN12A) % 11 % 10 == ord(s[10]) - 48
+            and _wsum(s, _INN12B) % 11 % 10 == ord(s[11]) - 48)
+
+
+def snils(s: str) -> bool:
+    n = _digits(s)
+    if len(n) != 11:
+        return False
+    total = _wsum(n, (9, 8, 7, 6, 5, 4, 3, 2, 1))
+    check = total % 101
+    if check == 100:
+        check = 0
+    return check == int(n[9:])
+
+
+def ogrn(s: str) -> bool:
+    return len(s) == 13 and int(s[:12]) % 11 % 10 == ord(s[12]) - 48
+
+
+def ogrnip(s: str) -> bool:
+    return len(s) == 15 and int(s[:14]) % 13 % 10 == ord(s[14]) - 48
+
+
+def github_crc32(s: str) -> bool:
+    """ghX_ + 30 random base62 + 6 base62 digits of the CRC32 of the random part (GitHub's 2021 token format)."""
+    body, tail = s[4:-6], s[-6:]
+    crc = zlib.crc32(body.encode()) & 0xFFFFFFFF
+    out = ""
+    while crc:
+        crc, r = divmod(crc, 62)
+        out = _B62[r] + out
+    return out.rjust(6, "0") == tail
+
+
+def jwt(s: str) -> bool:
+    """The header segment must decode to a JSON object with an `alg` member."""
+    head = s.split(".", 1)[0]
+    if len(head) % 4 == 1:
+        return False
+    try:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+        obj = json.loads(raw.decode("utf-8", errors="replace"))
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and "alg" in obj
+
+
+def _is_placeholder(s: str) -> bool:
+    low = s.lower()
+    if low in PLACEHOLDERS or len(set(low)) <= 1:
+        return True
+    # templates and masks: ${VAR}, <password>, {{pw}}, %(pw)s, ***
+    if low[0] in "$<{%*[" or low.endswith(("...", "…")):
+        return True
+    return low.startswith(("your", "my_", "<", "xxx")) or "****" in low
+
+
+def not_placeholder(s: str) -> bool:
+    return not _is_placeholder(s)
+
+
+def password(s: str) -> bool:
+    """A value after `password:` is a password if it is not a placeholder and mixes at least two character classes."""
+    if _is_placeholder(s):
+        return False
+    kinds = {_kind(c) for c in s}
+    return len(kinds) >= 2
+
+
+def _kind(c: str) -> int:
+    """Character class with explicit ranges (not str.islower): both engines must agree on every code point."""
+    if "a" <= c <= "z" or "а" <= c <= "я" or c == "ё":
+        return 0
+    if "A" <= c <= "Z" or "А" <= c <= "Я" or c == "Ё":
+        return 1
+    if "0" <= c <= "9":
+        return 2
+    return 3
+
+
+VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "luhn": lambda s: luhn(_digits(s)), "card": card, "iban": iban, "inn10": inn10, "inn12": inn12, "snils": snils,
+    "ogrn": ogrn, "ogrnip": ogrnip, "github_crc32": github_crc32, "jwt": jwt, "not_placeholder": not_placeholder,
+    "password": password,
+}
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy in bits per code point. Summed in first-occurrence order, like the JS engine."""
+    counts: dict[str, int] = {}
+    for ch in s:
+        counts[ch] = counts.get(ch, 0) + 1
+    n = len(s)
+    h = 0.0
+    for c in counts.values():
+        p = c / n
+        h -= p * math.log2(p)
+    return h

@@ -1,0 +1,152 @@
+// Offline validators for the DLP engine (twin of eventlog/dlp/validators.py; shared vectors keep them identical).
+// Each takes the candidate secret and returns true to keep it. No dependencies beyond node:zlib / node:buffer.
+import { crc32 } from "node:zlib";
+import { Buffer } from "node:buffer";
+
+const B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+// IBAN length per country (ISO 13616 registry).
+const IBAN_LENGTHS = {
+  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, BY: 28,
+  CH: 21, CR: 22, CY: 28, CZ: 24, DE: 22, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18,
+  FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18, GR: 27, GT: 28, HR: 21, HU: 28, IE: 22,
+  IL: 23, IQ: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LC: 32, LI: 21, LT: 20,
+  LU: 20, LV: 21, MC: 27, MD: 24, ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15,
+  PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, RU: 33, SA: 24, SC: 31, SE: 24,
+  SI: 19, SK: 24, SM: 27, ST: 25, SV: 28, TL: 23, TN: 24, TR: 26, UA: 29, VA: 22, VG: 24,
+  XK: 20,
+};
+
+const PLACEHOLDERS = new Set(`
+password passwd pass pwd secret changeme change_me changeit example test testing dummy placeholder redacted hidden
+your_password yourpassword your-password mypassword my_password mypass pa55word p@ssw0rd p@ssword
+user username login token apikey api_key secretkey xxx xxxx xxxxx xxxxxx xxxxxxxx
+`.split(/\s+/).filter(Boolean));
+
+const digitsOf = (s) => s.replace(/[^0-9]/g, "");
+
+export function luhn(num) {
+  let total = 0;
+  for (let i = 0; i < num.length; i++) {
+    let d = num.charCodeAt(num.length - 1 - i) - 48;
+    if (i % 2 === 1) { d *= 2; if (d > 9) d -= 9; }
+    total += d;
+  }
+  return total % 10 === 0;
+}
+
+function cardBrandOk(n) {
+  const p2 = +n.slice(0, 2), p3 = +n.slice(0, 3), p4 = +n.slice(0, 4), ln = n.length;
+  if (n[0] === "4") return ln === 13 || ln === 16 || ln === 19;
+  if ((p2 >= 51 && p2 <= 55) || (p4 >= 2221 && p4 <= 2720)) return ln === 16;
+  if (p4 >= 2200 && p4 <= 2204) return ln >= 16 && ln <= 19;
+  if (p2 === 34 || p2 === 37) return ln === 15;
+  if (p4 === 6011 || p2 === 65 || (p3 >= 644 && p3 <= 649)) return ln >= 16 && ln <= 19;
+  if (p4 >= 3528 && p4 <= 3589) return ln >= 16 && ln <= 19;
+  if (p2 === 62) return ln >= 16 && ln <= 19;
+  if ((p3 >= 300 && p3 <= 305) || p2 === 36 || p2 === 38) return ln >= 14 && ln <= 19;
+  if ([50, 56, 57, 58, 63, 67].includes(p2)) return ln >= 12 && ln <= 19;
+  return false;
+}
+
+export function card(s) {
+  const n = digitsOf(s);
+  return n.length >= 13 && n.length <= 19 && cardBrandOk(n) && luhn(n);
+}
+
+export function iban(s) {
+  const t = s.replaceAll(" ", "");
+  if (IBAN_LENGTHS[t.slice(0, 2)] !== t.length) return false;
+  const moved = t.slice(4) + t.slice(0, 4);
+  let rem = 0;
+  for (const ch of moved) {
+    const c = ch.charCodeAt(0);
+    const v = c <= 57 ? c - 48 : c - 55;
+    rem = v > 9 ? (rem * 100 + v) % 97 : (rem * 10 + v) % 97;
+  }
+  return rem === 1;
+}
+
+function wsum(d, w) {
+  let s = 0;
+  for (let i = 0; i < w.length && i < d.length; i++) s += (d.charCodeAt(i) - 48) * w[i];
+  return s;
+}
+const INN10 = [2, 4, 10, 3, 5, 9, 4, 6, 8];
+const INN12A = [7, 2, 4, 10, 3, 5, 9, 4, 6, 8];
+const INN12B = [3, 7, 2, 4, 10, 3, 5, 9, 4, 6, 8];
+const dig = (s, i) => s.charCodeAt(i) - 48;
+
+export const inn10 = (s) => s.length === 10 && (wsum(s, INN10) % 11) % 10 === dig(s, 9);
+export const inn12 = (s) => s.length === 12 && (wsum(s, INN12A) % 11) % 10 === dig(s, 10)
+  && (wsum(s, INN12B) % 11) % 10 === dig(s, 11);
+
+export function snils(s) {
+  const n = digitsOf(s);
+  if (n.length !== 11) return false;
+  let check = wsum(n, [9, 8, 7, 6, 5, 4, 3, 2, 1]) % 101;
+  if (check === 100) check = 0;
+  return check === +n.slice(9);
+}
+
+// 12- and 14-digit prefixes exceed 2^53 only for ОГРНИП (14 digits < 2^53 too), but BigInt keeps it exact regardless.
+export const ogrn = (s) => s.length === 13 && Number((BigInt(s.slice(0, 12)) % 11n) % 10n) === dig(s, 12);
+export const ogrnip = (s) => s.length === 15 && Number((BigInt(s.slice(0, 14)) % 13n) % 10n) === dig(s, 14);
+
+export function githubCrc32(s) {
+  const body = s.slice(4, -6), tail = s.slice(-6);
+  let crc = crc32(Buffer.from(body, "utf8")) >>> 0;
+  let out = "";
+  while (crc) { out = B62[crc % 62] + out; crc = Math.floor(crc / 62); }
+  return out.padStart(6, "0") === tail;
+}
+
+export function jwt(s) {
+  const head = s.split(".", 1)[0];
+  if (head.length % 4 === 1) return false;
+  try {
+    const obj = JSON.parse(Buffer.from(head, "base64url").toString("utf8"));
+    return obj !== null && typeof obj === "object" && !Array.isArray(obj) && Object.hasOwn(obj, "alg");
+  } catch {
+    return false;
+  }
+}
+
+function isPlaceholder(s) {
+  const low = s.toLowerCase();
+  if (PLACEHOLDERS.has(low) || new Set(low).size <= 1) return true;
+  if ("$<{%*[".includes(low[0]) || low.endsWith("...") || low.endsWith("…")) return true;
+  return low.startsWith("your") || low.startsWith("my_") || low.startsWith("<") || low.startsWith("xxx")
+    || low.includes("****");
+}
+
+function kind(c) {
+  if ((c >= "a" && c <= "z") || (c >= "а" && c <= "я") || c === "ё") return 0;
+  if ((c >= "A" && c <= "Z") || (c >= "А" && c <= "Я") || c === "Ё") return 1;
+  if (c >= "0" && c <= "9") return 2;
+  return 3;
+}
+
+export const notPlaceholder = (s) => !isPlaceholder(s);
+
+export function password(s) {
+  if (isPlaceholder(s)) return false;
+  const kinds = new Set();
+  for (const c of s) kinds.add(kind(c));
+  return kinds.size >= 2;
+}
+
+export const VALIDATORS = {
+  luhn: (s) => luhn(digitsOf(s)), card, iban, inn10, inn12, snils, ogrn, ogrnip,
+  github_crc32: githubCrc32, jwt, not_placeholder: notPlaceholder, password,
+};
+
+// Shannon entropy in bits per code point, summed in first-occurrence order like the Python engine.
+export function entropy(s) {
+  const counts = new Map();
+  let n = 0;
+  for (const ch of s) { counts.set(ch, (counts.get(ch) || 0) + 1); n++; }
+  let h = 0;
+  for (const c of counts.values()) { const p = c / n; h -= p * Math.log2(p); }
+  return h;
+}

@@ -1,0 +1,338 @@
+// DLP engine for the OpenClaw runtime tap — the JS twin of eventlog/dlp/engine.py, on the same rules.json.
+//
+// API (a contract with tap.mjs; documented in docs/dlp.md — keep stable):
+//   import { createScanner, loadRules, loadKey } from "./dlp.mjs";
+//   const scanner = createScanner({ rules /* parsed rules.json */, key /* Buffer, 32 bytes */,
+//                                   allowlistPath /* optional: <root>/dlp/allowlist.json */ });
+//   scanner.scan(text, { html: false, preview: false })
+//     → { findings: [{ rule, start, end, severity, action, fingerprint, masked }], holdBack }
+//       offsets and holdBack in Unicode code points of `text` (html: of the payload, spans mapped from visible text)
+//   scanner.redact(text, findings, { html }) → { text, action: "pass" | "redact" | "block" }
+//   scanner.filter(text, { html, preview }) → { text, action, findings, held }   (scan + hold-back cut + redact)
+//   loadRules(path?) → parsed rules.json;  loadKey(root) → Buffer (creates <root>/dlp/key, 0600, on first use)
+//
+// ESM, no dependencies, no native code. The allowlist file is re-stat'ed at most once a second (allowlistCheckMs), so a
+// false-positive verdict reaches a running gateway without a restart. scan() throws only on programming errors; the
+// tap treats a throw as "fail closed".
+import { createHmac, randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { VALIDATORS, entropy } from "./dlp-validators.mjs";
+import { parseHtml, closers, tagsWithin } from "./dlp-html.mjs";
+
+export const BLOCK_NOTICE = (rules) => `[withheld by DLP: ${rules.join(", ")}]`;
+export const REDACTED = (rule) => `[REDACTED:${rule}]`;
+const SURROGATE = /[\uD800-\uDFFF]/;
+const KEY_BYTES = 32;
+
+// ---- code point <-> UTF-16 ------------------------------------------------------------------------------------------
+const isHi = (c) => c >= 0xd800 && c <= 0xdbff;
+const isLo = (c) => c >= 0xdc00 && c <= 0xdfff;
+
+/** UTF-16 index → code point index, for a string that may contain surrogate pairs. */
+function cpIndexer(t) {
+  if (!SURROGATE.test(t)) return null;
+  const map = new Int32Array(t.length + 1);
+  let cp = 0;
+  for (let i = 0; i < t.length; i++) {
+    map[i] = cp;
+    if (isHi(t.charCodeAt(i)) && i + 1 < t.length && isLo(t.charCodeAt(i + 1))) { map[i + 1] = cp; i++; }
+    cp++;
+  }
+  map[t.length] = cp;
+  return map;
+}
+const cpAt = (map, i) => (map === null ? i : map[i]);
+
+/** code point index → UTF-16 index. */
+function u16Indexer(t) {
+  if (!SURROGATE.test(t)) return null;
+  const out = [];
+  for (let i = 0; i < t.length; i++) {
+    out.push(i);
+    if (isHi(t.charCodeAt(i)) && i + 1 < t.length && isLo(t.charCodeAt(i + 1))) i++;
+  }
+  out.push(t.length);
+  return out;
+}
+const u16At = (map, cp) => (map === null ? cp : map[Math.min(cp, map.length - 1)]);
+
+function back(t, i, k) { // i moved back by k code points
+  while (k > 0 && i > 0) { i--; if (i > 0 && isLo(t.charCodeAt(i)) && isHi(t.charCodeAt(i - 1))) i--; k--; }
+  return i;
+}
+function fwd(t, i, k) { // i moved forward by k code points
+  while (k > 0 && i < t.length) { if (isHi(t.charCodeAt(i)) && isLo(t.charCodeAt(i + 1))) i++; i++; k--; }
+  return i;
+}
+const stepAt = (t, i) => (isHi(t.charCodeAt(i)) && isLo(t.charCodeAt(i + 1)) ? 2 : 1);
+const cpLen = (s) => { let n = 0; for (const _ of s) n++; return n; };
+
+// ---- helpers shared with the Python engine's semantics -------------------------------------------------------------
+export function mask(secret) {
+  const cps = Array.from(secret);
+  const keep = Math.min(4, Math.floor(cps.length / 4));
+  return `${cps.slice(0, keep).join("")}…[${cps.length}]`;
+}
+const isLetter = (c) => (c >= "a" && c <= "z") || (c >= "а" && c <= "я") || c === "ё";
+
+function hasWord(part, words) {
+  for (const [w, stem] of words) {
+    let i = part.indexOf(w);
+    while (i >= 0) {
+      const j = i + w.length;
+      if ((i === 0 || !isLetter(part[i - 1])) && (stem || j >= part.length || !isLetter(part[j]))) return true;
+      i = part.indexOf(w, i + 1);
+    }
+  }
+  return false;
+}
+
+function compileRule(r, index) {
+  const flags = r.flags || "";
+  const rule = {
+    index, id: r.id, severity: r.severity, action: r.action, group: r.group || 0,
+    keywords: r.keywords, validator: r.validator ?? null, entropy: r.entropy ?? null,
+    context: r.context ?? null, stopwords: r.stopwords || [], holdback: r.holdback ?? null,
+    // d (match indices) only where a group is reported: it costs time on every match
+    rx: new RegExp(r.pattern, "gu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : "")),
+  };
+  const left = r.left === undefined ? "A-Za-z0-9_" : r.left;
+  rule.leftRx = left ? new RegExp(`^[${left}]$`, "u") : null;
+  if (rule.holdback) rule.bodyRx = new RegExp(`^[${rule.holdback.chars}]*$`, "u");
+  if (rule.context) rule.ctxWords = rule.context.words.map((w) => (w.endsWith("*") ? [w.slice(0, -1), true] : [w, false]));
+  if (rule.validator !== null && !VALIDATORS[rule.validator]) throw new Error(`dlp: unknown validator ${rule.validator}`);
+  return rule;
+}
+
+// ---- rules and key on disk -----------------------------------------------------------------------------------------
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+export function defaultRulesPath() {
+  const candidates = [process.env.EVENTLOG_DLP_RULES, path.join(HERE, "rules.json"),
+    path.join(HERE, "..", "..", "..", "eventlog", "dlp", "rules.json")].filter(Boolean);
+  for (const p of candidates) if (fs.existsSync(p)) return p;
+  throw new Error(`dlp: no rules.json (looked in ${candidates.join(", ")})`);
+}
+
+export function loadRules(p = defaultRulesPath()) {
+  const doc = JSON.parse(fs.readFileSync(p, "utf8"));
+  if (doc.version !== 1 || !Array.isArray(doc.rules)) throw new Error(`dlp: ${p} is not a version 1 rule file`);
+  return doc;
+}
+
+export function loadKey(root) {
+  const p = path.join(root, "dlp", "key");
+  let data;
+  try {
+    data = fs.readFileSync(p);
+  } catch (e) {
+    if (e.code !== "ENOENT") throw e;
+    fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o700 });
+    const tmp = path.join(path.dirname(p), `.key.${process.pid}.${randomBytes(4).toString("hex")}`);
+    const fd = fs.openSync(tmp, "wx", 0o600);
+    try { fs.writeSync(fd, randomBytes(KEY_BYTES)); fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+    try { fs.linkSync(tmp, p); } catch (err) { if (err.code !== "EEXIST") throw err; } finally { fs.unlinkSync(tmp); }
+    data = fs.readFileSync(p);
+  }
+  if (data.length !== KEY_BYTES) throw new Error(`dlp: key ${p} is damaged (${data.length} bytes)`);
+  return data;
+}
+
+// ---- the scanner ---------------------------------------------------------------------------------------------------
+export function createScanner({ rules, key, allowlistPath = null, allowlistCheckMs = 1000 }) {
+  if (!rules || !Array.isArray(rules.rules)) throw new Error("dlp: createScanner needs the parsed rules.json");
+  if (!key || key.length === 0) throw new Error("dlp: createScanner needs the HMAC key");
+  const compiled = rules.rules.map(compileRule);
+  const kwMap = new Map();
+  for (const r of compiled) for (const k of r.keywords) { if (!kwMap.has(k)) kwMap.set(k, []); kwMap.get(k).push(r.index); }
+  const kw = [...kwMap.entries()];
+  const hb = compiled.filter((r) => r.holdback);
+
+  // allowlist: re-stat at most once per allowlistCheckMs; a broken file keeps the last good set
+  let allow = new Set(), sig = null, checked = -Infinity;
+  function allowed(fp) {
+    if (!allowlistPath) return false;
+    const now = Date.now();
+    if (now - checked >= allowlistCheckMs) {
+      checked = now;
+      const st = fs.statSync(allowlistPath, { throwIfNoEntry: false });
+      if (!st) { allow = new Set(); sig = null; }
+      else {
+        const s = `${st.ino}:${st.size}:${st.mtimeMs}`;
+        if (s !== sig) {
+          try {
+            const doc = JSON.parse(fs.readFileSync(allowlistPath, "utf8"));
+            allow = new Set(doc.entries.map((e) => e.fingerprint));
+            sig = s;
+          } catch { /* keep the previous set; the next check retries */ }
+        }
+      }
+    }
+    return allow.has(fp);
+  }
+
+  function accept(r, t, m) {
+    const ms = m.index;
+    if (r.leftRx && ms > 0 && r.leftRx.test(t[ms - 1])) return null;
+    let s = ms, e = ms + m[0].length;
+    if (r.group) {
+      const g = m[r.group];
+      if (g === undefined) return null;
+      s = m.indices[r.group][0]; e = m.indices[r.group][1];
+    }
+    const secret = t.slice(s, e);
+    if (r.stopwords.length) {
+      const low = secret.toLowerCase();
+      if (r.stopwords.some((w) => low.includes(w))) return null;
+    }
+    if (r.entropy !== null && entropy(secret) < r.entropy) return null;
+    if (r.validator !== null && !VALIDATORS[r.validator](secret)) return null;
+    if (r.context) {
+      const b = r.context.before || 0, a = r.context.after || 0;
+      let ok = b > 0 && hasWord(t.slice(back(t, s, b), s).toLowerCase(), r.ctxWords);
+      if (!ok && a) ok = hasWord(t.slice(e, fwd(t, e, a)).toLowerCase(), r.ctxWords);
+      if (!ok) return null;
+    }
+    return [s, e];
+  }
+
+  /** [ruleIndex, start, end] in UTF-16 units of t. */
+  function candidates(t) {
+    const lower = t.toLowerCase();
+    const sel = new Set();
+    for (const [k, idx] of kw) if (lower.includes(k)) for (const i of idx) sel.add(i);
+    const out = [];
+    for (const ri of [...sel].sort((a, b) => a - b)) {
+      const r = compiled[ri];
+      const rx = r.rx;
+      let pos = 0;
+      for (;;) {
+        rx.lastIndex = pos;
+        const m = rx.exec(t);
+        if (m === null) break;
+        const span = accept(r, t, m);
+        if (span === null) pos = m.index + stepAt(t, m.index);
+        else {
+          out.push([ri, span[0], span[1]]);
+          const end = m.index + m[0].length;
+          pos = end > m.index ? end : m.index + stepAt(t, m.index);
+        }
+        if (pos > t.length) break;
+      }
+    }
+    return out;
+  }
+
+  /** UTF-16 index where the held-back tail of t starts (t.length when nothing is held). */
+  function holdCut(t) {
+    const n = t.length;
+    let cut = n;
+    for (const r of hb) {
+      for (const p of r.holdback.prefixes) {
+        for (let k = Math.min(p.length - 1, n); k > 0; k--) {
+          if (t.endsWith(p.slice(0, k))) { cut = Math.min(cut, n - k); break; }
+        }
+        let i = t.lastIndexOf(p);
+        while (i >= 0 && r.bodyRx.test(t.slice(i + p.length))) {
+          cut = Math.min(cut, i);
+          i = i > 0 ? t.lastIndexOf(p, i - 1) : -1;
+        }
+      }
+    }
+    return cut;
+  }
+
+  function resolve(raw, cpMap) {
+    // raw: [start16, end16, ruleIndex, secret] in payload units
+    const items = [];
+    for (const [s, e, ri, secret] of raw) {
+      const fp = createHmac("sha256", key).update(secret, "utf8").digest("hex");
+      if (allowed(fp)) continue;
+      items.push([cpAt(cpMap, s), cpAt(cpMap, e), ri, fp, secret]);
+    }
+    items.sort((a, b) => a[0] - b[0] || b[1] - a[1] || a[2] - b[2]);
+    const out = [];
+    let lastEnd = -1;
+    for (const [s, e, ri, fp, secret] of items) {
+      if (s < lastEnd) continue;
+      const r = compiled[ri];
+      out.push({ rule: r.id, start: s, end: e, severity: r.severity, action: r.action, fingerprint: fp, masked: mask(secret) });
+      lastEnd = e;
+    }
+    return out;
+  }
+
+  function scan(text, { html = false, preview = false } = {}) {
+    const cpMap = cpIndexer(text);
+    const raw = [];
+    let parsed = null;
+    if (html) {
+      parsed = parseHtml(text);
+      for (const seg of [parsed.visible, ...parsed.attrs]) {
+        const st = seg.text;
+        for (const [ri, s, e] of candidates(st)) raw.push([seg.starts[s], seg.ends[e - 1], ri, st.slice(s, e)]);
+      }
+    } else {
+      for (const [ri, s, e] of candidates(text)) raw.push([s, e, ri, text.slice(s, e)]);
+    }
+    const findings = resolve(raw, cpMap);
+    let holdBack = 0;
+    if (preview) {
+      let cut16;
+      if (html) {
+        const vis = parsed.visible;
+        const vc = holdCut(vis.text);
+        cut16 = vc < vis.text.length ? vis.starts[vc] : text.length;
+        if (parsed.openTail !== null) cut16 = Math.min(cut16, parsed.openTail);
+      } else cut16 = holdCut(text);
+      holdBack = cpAt(cpMap, text.length) - cpAt(cpMap, cut16);
+    }
+    return { findings, holdBack };
+  }
+
+  function redact(text, findings, { html = false } = {}) {
+    if (!findings || findings.length === 0) return { text, action: "pass" };
+    const blocked = [...new Set(findings.filter((f) => f.action === "block").map((f) => f.rule))].sort();
+    if (blocked.length) return { text: BLOCK_NOTICE(blocked), action: "block" };
+    const u = u16Indexer(text);
+    const tags = html ? parseHtml(text).tags : [];
+    let out = "", pos = 0;
+    for (const f of [...findings].sort((a, b) => a.start - b.start)) {
+      const s = u16At(u, f.start), e = u16At(u, f.end);
+      if (s < pos) continue;
+      out += text.slice(pos, s) + REDACTED(f.rule);
+      if (html) out += tagsWithin(text, tags, s, e);
+      pos = e;
+    }
+    return { text: out + text.slice(pos), action: "redact" };
+  }
+
+  function filter(text, { html = false, preview = false } = {}) {
+    const res = scan(text, { html, preview });
+    const findings = res.findings;
+    if (findings.some((f) => f.action === "block")) {
+      return { ...redact(text, findings, { html }), findings, held: 0 };
+    }
+    const total = cpLen(text);
+    let cut = total - res.holdBack;
+    for (let moved = true; moved;) {
+      moved = false;
+      for (const f of findings) if (f.start < cut && cut < f.end) { cut = f.start; moved = true; }
+    }
+    const u = u16Indexer(text);
+    let cut16 = u16At(u, cut);
+    let tags = [];
+    if (html && cut < total) {
+      tags = parseHtml(text).tags;
+      for (const [s, e] of tags) if (s < cut16 && cut16 < e) cut16 = s;
+      cut = cpAt(cpIndexer(text), cut16);
+    }
+    const keep = findings.filter((f) => f.end <= cut);
+    let { text: out, action } = redact(text.slice(0, cut16), keep, { html });
+    if (html && cut < total) out += closers(tags, cut16);
+    return { text: out, action, findings, held: total - cut };
+  }
+
+  return { scan, redact, filter, rules: compiled.map((r) => r.id) };
+}
