@@ -49,7 +49,7 @@ test: deps
 	PATH=$(dir $(NODE)):$$PATH $(NODE) --test patches/openclaw/runtime/test/
 
 test-fast: venv
-	$(VPY) -m pytest -q -m "not e2e and not slow"
+	$(VPY) -m pytest -q -m "not e2e and not slow and not openclaw"
 
 demo: deps
 	$(VPY) tools/demo.py

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shutil
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,12 +47,36 @@ class Scan:
     any_marker: list[str] = field(default_factory=list)           # files carrying any marker of ours
 
 
+def _rg() -> str | None:
+    exe = Path(sys.executable).with_name("rg")
+    return str(exe) if exe.is_file() else shutil.which("rg")
+
+
+def candidate_files(pkg: Path, needles: list[str]) -> list[str]:
+    """Files under dist/ containing any needle. ripgrep when present (~0.4 s for 300 MB), else every file.
+
+    Only a prefilter: every candidate is re-checked exactly in Python, so a missing rg costs time, not correctness.
+    """
+    rg = _rg()
+    if rg is None or not (pkg / "dist").is_dir():
+        return iter_code_files(pkg)
+    cmd = [rg, "-l", "-F", "-a", "--no-ignore", "--hidden", "--no-config", "-g", "*.mjs", "-g", "*.js", "-g", "*.cjs",
+           "-g", "!node_modules"]
+    for n in needles:
+        cmd += ["-e", n]
+    proc = subprocess.run(cmd + ["dist"], cwd=pkg, capture_output=True)
+    if proc.returncode not in (0, 1):
+        return iter_code_files(pkg)
+    return sorted(Path(line).as_posix() for line in decode(proc.stdout).splitlines() if line)
+
+
 def scan_tree(pkg: Path, manifest: Manifest) -> Scan:
     scan = Scan({c.id: [] for c in manifest.changes}, {c.id: [] for c in manifest.changes})
     sigs = {c.id: [s.encode() for s in c.signature] for c in manifest.changes}
     markers = {c.id: c.marker(manifest.marker).encode() for c in manifest.changes}
     generic = f"// {manifest.marker}:".encode()
-    for rel in iter_code_files(pkg):
+    needles = [c.signature[0] for c in manifest.changes] + [generic.decode()]
+    for rel in candidate_files(pkg, needles):
         try:
             data = (pkg / rel).read_bytes()
         except OSError as e:

@@ -1,0 +1,70 @@
+"""Helpers for the patch-set tests: a cheap private copy of the real installed OpenClaw, tree snapshots."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tools.e2e.harness import default_openclaw_dir
+
+
+def openclaw_source() -> Path:
+    src = default_openclaw_dir()
+    if not (src / "package.json").is_file():
+        pytest.fail(f"openclaw not installed at {src}: run `make openclaw` (these tests need the real dist)")
+    return src
+
+
+def link_clone(src: Path, dst: Path) -> Path:
+    """Hard-link copy of a package tree: instant, and safe because the patch tool never writes a file in place
+    (temp file + rename), so the shared originals cannot change through the links."""
+    for dirpath, dirnames, filenames in os.walk(src):
+        rel = Path(dirpath).relative_to(src)
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        for d in dirnames:
+            if os.path.islink(os.path.join(dirpath, d)):
+                os.symlink(os.readlink(os.path.join(dirpath, d)), dst / rel / d)
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        for f in filenames:
+            s = os.path.join(dirpath, f)
+            if os.path.islink(s):
+                os.symlink(os.readlink(s), dst / rel / f)
+            else:
+                os.link(s, dst / rel / f)
+    return dst
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int, int]]:
+    """path -> (inode, size, mtime_ns) for every entry: any write, replace, create or delete shows up."""
+    out: dict[str, tuple[int, int, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            out[os.path.relpath(p, root)] = (st.st_ino, st.st_size if not os.path.isdir(p) else 0, st.st_mtime_ns
+                                             if not os.path.isdir(p) else 0)
+    return out
+
+
+def same_bytes(a: Path, b: Path) -> list[str]:
+    """Relative paths whose bytes differ between two trees, or that exist in only one of them."""
+    diff: list[str] = []
+    seen: set[str] = set()
+    for dirpath, _dirs, filenames in os.walk(a):
+        for f in filenames:
+            p = Path(dirpath, f)
+            rel = p.relative_to(a).as_posix()
+            seen.add(rel)
+            q = b / rel
+            if p.is_symlink() or q.is_symlink():
+                if not (p.is_symlink() and q.is_symlink() and os.readlink(p) == os.readlink(q)):
+                    diff.append(rel)
+            elif not q.is_file() or (p.stat().st_ino != q.stat().st_ino and p.read_bytes() != q.read_bytes()):
+                diff.append(rel)
+    for dirpath, _dirs, filenames in os.walk(b):
+        for f in filenames:
+            rel = Path(dirpath, f).relative_to(b).as_posix()
+            if rel not in seen:
+                diff.append(rel)
+    return sorted(diff)
