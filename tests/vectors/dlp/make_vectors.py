@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Regenerate tests/vectors/dlp/cases.json — the shared vectors both engines must pass.
+
+LABELLED TEST CORPUS: every secret in the output is a fake-format value generated from a fixed seed here.
+Each case states its intent by hand (`expect_rules`: the rule ids that must be found, in order); the exact offsets,
+fingerprints, masks, hold-back and filtered text are then filled in by the Python engine, and this script refuses to
+write if the engine's rules differ from the intent. pytest (tests/test_dlp_vectors.py) and node
+(patches/openclaw/runtime/test/dlp.test.mjs) then both compare themselves with the file.
+
+    .venv/bin/python tests/vectors/dlp/make_vectors.py
+"""
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+
+import dlp_corpus as g  # noqa: E402
+from eventlog.dlp.engine import Scanner  # noqa: E402
+from eventlog.dlp.rules import load_rules  # noqa: E402
+
+KEY_HEX = "2a" * 32  # the vectors' HMAC key (a test value, not a secret)
+
+
+def cases() -> list[dict]:
+    r = random.Random(20261130)
+    ant = f"sk-ant-api03-{g.rs(r, g.TOK, 93)}AA"
+    gh = g.github(r)
+    c: list[dict] = []
+
+    def add(name: str, text: str, expect: list[str], html: bool = False, preview: bool = False) -> None:
+        c.append({"name": name, "text": text, "html": html, "preview": preview, "expect_rules": expect})
+
+    # one positive per rule, English and Russian frames
+    for rule, (gen, en, ru) in sorted(g.SECRETS.items()):
+        if gen is None:
+            continue
+        s = gen(r)
+        add(f"{rule}/en", en[0].replace("{s}", s), [rule])
+        add(f"{rule}/ru", (ru or en)[-1].replace("{s}", s) + " 🙂", [rule])
+    pw = g.password(r)
+    add("url-credentials/en", f"connect with postgres://app:{pw}@db.internal:5432/prod", ["url-credentials"])
+    # offsets after astral characters (JS counts UTF-16 units: the engine must report code points)
+    add("emoji-before-key", f"😀👍🏽 ключ: {ant} 🚀", ["anthropic-api-key"])
+    add("emoji-before-card", f"🎉🎉 карта 🎉 {g.card(r)}", ["payment-card"])
+    add("two-secrets", f"token {gh} and GOOGLE {('AIza' + g.rs(r, g.TOK, 35))} 💥", ["github-token", "google-api-key"])
+    # overlap: an OpenAI project key with the marker matches two rules; the earlier rule in the file wins
+    add("overlap-openai", "k=sk-proj-" + g.rs(r, g.ALNUM, 40) + "T3BlbkFJ" + g.rs(r, g.ALNUM, 40),
+        ["openai-api-key"])
+    add("block-wins", f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn and {ant}", ["private-key", "anthropic-api-key"])
+    # negatives: context boundaries, placeholders, look-alikes, bad checksums
+    add("inn-inside-word", f"длинное число {g.inn10(r)}", [])
+    add("inn-with-context", f"ИНН/КПП {g.inn10(r)}/770701001", ["ru-inn-10"])
+    add("placeholder-url", "postgres://user:password@localhost:5432/app and redis://:${REDIS_PASSWORD}@cache", [])
+    add("placeholder-keys", "set OPENAI_API_KEY=sk-... or YOUR_API_KEY; AKIAIOSFODNN7EXAMPLE; ghp_" + "x" * 36, [])
+    add("github-lookalike", f"look-alike {g.github(r, valid=False)}", [])
+    add("bad-luhn", "card 4111 1111 1111 1112", [])
+    add("no-card-context", f"order {g.luhn_complete(r, '4', 16)} shipped", [])
+    add("jwt-not-json", "eyJub3RqdXN0.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0dXJl", [])
+    add("truncated-key", "the old key started with sk-ant-api03-AbCdEf… and is revoked", [])
+    add("uuid-sha", "id 123e4567-e89b-12d3-a456-426614174000 commit 9fceb02d0ae598e95dc970b74767f19372d61af8", [])
+    add("they-key", "they say the key is fine", [])
+    # HTML as OpenClaw sends it
+    add("html-tag-inside", f"<b>Key:</b> {ant[:7]}<i>{ant[7:12]}</i>{ant[12:]}", ["anthropic-api-key"], html=True)
+    add("html-entity", f"key &#115;{ant[1:]} &amp; more", ["anthropic-api-key"], html=True)
+    add("html-hex-entity-astral", f"&#x1F600; <code>{gh}</code>", ["github-token"], html=True)
+    add("html-href", f'<a href="https://bob:{pw}@git.example.org/r.git">repo</a>', ["url-credentials"], html=True)
+    add("html-plain", "<b>hello</b> &lt;b&gt; not a tag &amp; fine", [], html=True)
+    add("html-block", "<pre>-----BEGIN RSA PRIVATE KEY-----\nMIIE</pre>", ["private-key"], html=True)
+    # previews: hold-back
+    add("hold-s", "your key is s", [], preview=True)
+    add("hold-sk", "your key is sk-", [], preview=True)
+    add("hold-partial-ant", f"your key is {ant[:30]}", [], preview=True)
+    add("hold-complete-then-text", f"key {ant} done", ["anthropic-api-key"], preview=True)
+    add("hold-complete-at-end", f"key {ant}", ["anthropic-api-key"], preview=True)
+    add("hold-pem", "here:\n-----BEGIN RS", [], preview=True)
+    add("hold-akia", "id AKIA2OGY", [], preview=True)
+    add("hold-ghp", f"token {gh[:20]}", [], preview=True)
+    add("hold-bot", "bot 123456789:AAF", [], preview=True)
+    add("hold-nothing", "all done, nothing secret here.", [], preview=True)
+    add("hold-emoji", f"🔑🔑 {ant[:25]}", [], preview=True)
+    add("hold-html", f"<b>key {ant[:9]}<i>{ant[9:14]}</i>", [], html=True, preview=True)
+    add("hold-html-entity-tail", "<b>key</b> &#11", [], html=True, preview=True)
+    add("hold-html-open-tag", '<b>see</b> <a href="https://x', [], html=True, preview=True)
+    add("hold-html-complete", f"<i>key</i> <code>{gh}</code> ok", ["github-token"], html=True, preview=True)
+    return c
+
+
+def main() -> int:
+    sc = Scanner(load_rules(), bytes.fromhex(KEY_HEX))
+    out = []
+    bad = []
+    for case in cases():
+        res = sc.scan(case["text"], html=case["html"], preview=case["preview"])
+        got = [f.rule for f in res.findings]
+        if got != case["expect_rules"]:
+            bad.append(f"{case['name']}: expected {case['expect_rules']}, engine found {got}")
+        filt = sc.filter(case["text"], html=case["html"], preview=case["preview"])
+        red_text, red_action = sc.redact(case["text"], res.findings, html=case["html"])
+        case.update({
+            "findings": [f.to_dict() for f in res.findings], "holdBack": res.hold_back,
+            "redact": {"text": red_text, "action": red_action},
+            "filter": {"text": filt["text"], "action": filt["action"], "held": filt["held"]},
+        })
+        out.append(case)
+    if bad:
+        print("\n".join(bad), file=sys.stderr)
+        return 1
+    doc = {"comment": "LABELLED TEST CORPUS: fake-format secrets generated by make_vectors.py; not real credentials.",
+           "key_hex": KEY_HEX, "cases": out}
+    (HERE / "cases.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+    print(f"{len(out)} cases", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
