@@ -110,8 +110,8 @@ def _arrow_schema() -> Any:
     for c, t in (("id", "s"), ("ts", "s"), ("event", "s"), ("channel", "s"), ("chat_id", "s"), ("account", "s"),
                  ("direction", "s"), ("update_type", "s"), ("update_id", "i"), ("duplicate", "b"),
                  ("message_id", "i"), ("from", "s"), ("text", "s"), ("method", "s"), ("payload", "s"),
-                 ("outcome", "s"), ("dlp", "s"), ("raw", "s"), ("prev", "s"), ("file", "s"), ("extra", "s")):
-        fields.append(pa.field(c, {"s": pa.string(), "i": pa.int64(), "b": pa.bool_()}[t]))
+                 ("outcome", "s"), ("dlp", "s"), ("raw", "s"), ("prev", "s"), ("file", "s"), ("line", "n"), ("extra", "s")):
+        fields.append(pa.field(c, {"s": pa.string(), "i": pa.int64(), "b": pa.bool_(), "n": pa.int32()}[t]))
     return pa.schema(fields)
 
 
@@ -231,7 +231,7 @@ def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitRes
             end = data.rfind(b"\n") + 1
             skipped += data[end:] != b""
             nlines = 0
-            for line in data[:end].split(b"\n")[:-1]:
+            for lineno, line in enumerate(data[:end].split(b"\n")[:-1], 1):
                 try:
                     obj = orjson.loads(line)
                 except orjson.JSONDecodeError:
@@ -242,6 +242,7 @@ def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitRes
                     skipped += 1
                     continue
                 row["file"] = rel
+                row["line"] = lineno
                 if isinstance(row.get("text"), str):
                     vocab.update(_WORD.findall(row["text"]))
                 digest.update(line + b"\n")

@@ -18,7 +18,8 @@ _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
 @cli.command()
 @click.argument("query")
 @click.option("-p", "--param", "params", nargs=2, multiple=True, metavar="NAME VALUE",
-              help="Bind $NAME in the query (integers bind as BIGINT, anything else as text). Repeatable.")
+              help="Bind $NAME in the query to VALUE (a string literal: DuckDB casts it where it is compared; "
+                   "CAST($NAME AS INT) for arithmetic). Repeatable.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default=None,
               help="Output format (default: table on a terminal, json otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json (JSON Lines).")
@@ -49,7 +50,7 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
         return
     if fmt == "parquet" and not output and sys.stdout.isatty():
         raise EventlogError("--format parquet writes binary: give -o FILE or redirect stdout")
-    bound = {name: (int(v) if v.lstrip("-").isdigit() and len(v) < 19 else v) for name, v in params}
+    bound = dict(params)
     con, src = q.connect(scope, src)
     cur = q.execute(con, query, bound)
     if output:
