@@ -16,7 +16,6 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 
-export const WITHHELD_NOTICE = "[withheld: this message contained a secret and was blocked by the DLP filter]";
 const PREVIEW_METHODS = new Set(["sendMessage", "editMessageText"]);
 // Calls that carry no message content (or only the gateway's own config): forwarded untouched, not logged.
 const PASS_METHODS = new Set(["deleteWebhook", "setWebhook", "deleteMyCommands", "sendChatAction", "logOut", "close",
@@ -43,24 +42,6 @@ export function ulid(now = Date.now()) {
 
 function nowIso() {
   return new Date().toISOString();
-}
-
-/** Code-point index -> UTF-16 index (the contract counts code points; JS strings are UTF-16). */
-export function cpToUtf16(str, cp) {
-  let i = 0;
-  let n = 0;
-  while (n < cp && i < str.length) {
-    const c = str.charCodeAt(i);
-    i += c >= 0xd800 && c <= 0xdbff && i + 1 < str.length ? 2 : 1;
-    n++;
-  }
-  return i;
-}
-
-export function cpLength(str) {
-  let n = 0;
-  for (const _ of str) n++;
-  return n;
 }
 
 function isPlain(v) {
@@ -128,7 +109,7 @@ function outcomeOf(res) {
 
 /**
  * createTap({deps}) — deps is (a promise of) {root, log, scanner, scannerError}.
- * log: {append(event), appendStream(relpath, event)}; scanner: {scan(text,{html,preview}), redact(text,findings,{html})}.
+ * log: writer.mjs's {append(event), appendStream(relpath, event)}; scanner: dlp.mjs's {filter(text, {html, preview})}.
  */
 export function createTap({ deps, stderr = (line) => process.stderr.write(line + "\n") }) {
   const ready = Promise.resolve(deps);
@@ -214,35 +195,14 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     };
   }
 
-  // Scan one string; returns the text to send and the findings (already filtered for the notice/redaction).
+  // Scan one string with the engine's filter (scan + hold-back cut + redact/block, HTML-aware, code points).
   function filterText(scanner, text, { html, preview }) {
-    const res = scanner.scan(text, { html, preview });
-    const findings = res?.findings ?? [];
-    let out = text;
-    let action = "pass";
-    if (findings.some((f) => f.action === "block")) {
-      return { text: WITHHELD_NOTICE, findings, action: "block", changed: true };
-    }
-    if (findings.length) {
-      out = scanner.redact(text, findings, { html });
-      action = "redact";
-    }
-    let held = 0;
-    if (preview) {
-      const hold = Number(res?.holdBack ?? 0);
-      if (hold > 0) {
-        const len = cpLength(text);
-        const from = len - hold;
-        const overlaps = findings.some((f) => f.end > from);
-        if (!overlaps) {
-          // the tail is untouched by redaction, so it is also the tail of `out`
-          out = out.slice(0, cpToUtf16(out, cpLength(out) - hold));
-          held = hold;
-          if (!out.trim()) out = "…";
-        }
-      }
-    }
-    return { text: out, findings, action, changed: out !== text, held };
+    const r = scanner.filter(text, { html, preview });
+    let out = r.text;
+    // a preview that is nothing but a held-back prefix still needs some text: Telegram rejects an empty message
+    if (preview && r.held && !out.trim()) out = "…";
+    return { text: out, findings: r.findings ?? [], action: r.action ?? "pass", changed: out !== text,
+      held: r.held ?? 0 };
   }
 
   // Walk the payload; returns a filtered deep copy of plain objects/arrays (files kept by reference).
@@ -296,7 +256,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     const account = accountId ?? "default";
     return async (prev, method, payload, signal) => {
       if (PASS_METHODS.has(method) || method.startsWith("get")) return prev(method, payload, signal);
-      const { root, log, scanner, scannerError } = await ready;
+      const { root, log, scanner, scannerError, rulesVersion = null } = await ready;
       const chatId = chatIdFor(method, payload);
       const sentId = ulid();
       const base = { channel: "telegram", account, chat_id: chatId ?? "unknown", direction: "out", method, site };
@@ -306,13 +266,14 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         filtered = filterPayload(scanner, method, payload);
       } catch (err) {
         // fail closed: nothing of this payload leaves; the alert names the failure, never the content
-        const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: "tap:scanner-error",
-          severity: "high", action: "refuse", error: String(err?.message ?? err).slice(0, 200), log_event: sentId };
+        const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: "scanner-error",
+          severity: "critical", action: "block", error: String(err?.message ?? err).slice(0, 200),
+          log_event: chatId !== null ? sentId : null, source: "tap", rules_version: rulesVersion };
         await appendAlert(log, alert).catch(() => {});
         if (chatId !== null) {
           await append(log, { ...base, event: "message:sent", ts: nowIso(), id: sentId,
             outcome: { ok: false, description: "refused by openclaw-eventlog: DLP scanner error" },
-            dlp: { action: "refuse", rules: ["tap:scanner-error"], alerts: [alert.id] } }).catch(() => {});
+            dlp: { action: "block", rules: ["scanner-error"], alerts: [alert.id] } }).catch(() => {});
         }
         throw new Error(`openclaw-eventlog: ${method} refused: DLP scanner error`);
       }
@@ -326,10 +287,9 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
       }
       const alertIds = [];
       for (const { finding: f, field } of filtered.found) {
-        const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: f.rule ?? f.rule_id,
-          severity: f.severity, action: filtered.action === "block" ? "block" : (f.action ?? "redact"),
-          fingerprint: f.fingerprint, preview: f.preview ?? f.masked, start: f.start, end: f.end, field,
-          log_event: sentId };
+        const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: f.rule, severity: f.severity,
+          action: filtered.action === "block" ? "block" : "redact", fingerprint: f.fingerprint, masked: f.masked,
+          start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion };
         await appendAlert(log, alert); // a failing alert append refuses the call (it throws)
         alertIds.push(alert.id);
       }

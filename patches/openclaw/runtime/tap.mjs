@@ -5,7 +5,7 @@
 //   tapApi(api, {site, accountId})   — any other Bot's api (the outbound helper bot in send-*.mjs)
 // The logic (what is scanned, logged, refused) lives in tap-core.mjs so it can be tested with injected
 // scanner/log; this file only wires the defaults from the environment, lazily, once per process.
-import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createTap } from "./tap-core.mjs";
 import { resolveRoot } from "./tap-env.mjs";
 
@@ -19,17 +19,18 @@ async function buildDefaults() {
   // the scanner-error alert still get recorded (fail closed, but visibly).
   let scanner = null;
   let scannerError = null;
+  let rulesVersion = null;
   try {
     const dlp = await import("./dlp.mjs");
-    const rules = JSON.parse(readFileSync(new URL("./rules.json", import.meta.url), "utf8"));
-    const opts = { rules, root };
-    if (typeof dlp.loadKey === "function") opts.key = await dlp.loadKey(root);
-    if (typeof dlp.allowlistPath === "function") opts.allowlistPath = dlp.allowlistPath(root);
-    scanner = await dlp.createScanner(opts);
+    // rules.json is installed beside this file; $EVENTLOG_DLP_RULES overrides (dlp.defaultRulesPath)
+    const rules = dlp.loadRules();
+    rulesVersion = rules.version ?? null;
+    scanner = dlp.createScanner({ rules, key: dlp.loadKey(root), allowlistPath: join(root, "dlp", "allowlist.json") });
   } catch (err) {
     scannerError = err;
+    process.stderr.write(`openclaw-eventlog: DLP scanner unavailable, outbound content calls are refused: ${err?.message ?? err}\n`);
   }
-  return { root, log, scanner, scannerError };
+  return { root, log, scanner, scannerError, rulesVersion };
 }
 
 /** The process-wide tap (one log, one scanner), created on first use. */

@@ -1,0 +1,226 @@
+// The runtime tap on OpenClaw's real grammY, the real JS writer and the real DLP engine, against a loopback
+// Bot API. Run: node --test patches/openclaw/runtime/test/
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import {
+  allBytes, botWithTap, createTap, fakeTelegram, leaksPiece, plantedKey, rand, readAll, realDeps, tempRoot,
+} from "./tap-helpers.mjs";
+
+const CHAT = 424242;
+
+async function setup(opts = {}) {
+  const root = tempRoot();
+  const tg = await fakeTelegram();
+  const lines = [];
+  const tap = createTap({ deps: realDeps(root, opts), stderr: (l) => lines.push(l) });
+  const { bot, inner } = botWithTap(tg, tap);
+  return { root, tg, tap, bot, inner, stderr: lines, done: async () => { await tg.close(); rmSync(root, { recursive: true, force: true }); } };
+}
+
+const sent = (root) => readAll(root, "raw").filter((e) => e.event === "message:sent");
+const alerts = (root) => readAll(root, "dlp").filter((e) => e.event === "dlp:alert");
+
+test("sendMessage with a key: redacted before it leaves, alert without plaintext, message:sent with provider id", async () => {
+  const s = await setup();
+  try {
+    const key = plantedKey();
+    const res = await s.bot.api.sendMessage(CHAT, `Here is the key: <code>${key}</code> keep it safe`, { parse_mode: "HTML" });
+    assert.equal(typeof res.message_id, "number");
+    assert.equal(s.tg.requests.length, 1);
+    const body = s.tg.requests[0].raw;
+    assert.equal(leaksPiece(body, key), null, "no 12-char piece of the key reached Telegram");
+    assert.match(s.tg.requests[0].body.text, /\[REDACTED:anthropic-api-key\]/);
+    // our transformer ran first: the throttler (installed before it) already saw the redacted payload
+    assert.equal(leaksPiece(JSON.stringify(s.inner), key), null);
+    const [ev] = sent(s.root);
+    assert.equal(ev.method, "sendMessage");
+    assert.equal(ev.chat_id, String(CHAT));
+    assert.deepEqual(ev.outcome, { ok: true, message_id: res.message_id });
+    assert.equal(ev.message_id, res.message_id);
+    assert.equal(ev.payload.text, s.tg.requests[0].body.text, "payload as sent");
+    assert.equal(ev.dlp.action, "redact");
+    const [al] = alerts(s.root);
+    assert.equal(al.rule, "anthropic-api-key");
+    assert.equal(al.log_event, ev.id);
+    assert.deepEqual(ev.dlp.alerts, [al.id]);
+    assert.match(al.fingerprint, /^[0-9a-f]{64}$/);
+    assert.equal(leaksPiece(allBytes(s.root), key), null, "the key is nowhere under the log root");
+  } finally { await s.done(); }
+});
+
+test("every content-bearing method is filtered, nested fields included", async () => {
+  const s = await setup();
+  try {
+    const k = () => plantedKey();
+    const keys = [];
+    const K = () => { const x = k(); keys.push(x); return x; };
+    await s.bot.api.sendPhoto(CHAT, "AgACAgIAAxkBAAIBfileid", { caption: `photo ${K()}` });
+    await s.bot.api.sendDocument(CHAT, "BQACAgIAAxkBAAIBfileid", { caption: `doc ${K()}`, caption_entities: [{ type: "bold", offset: 0, length: 3 }] });
+    await s.bot.api.sendVideo(CHAT, "BAACAgIAAxkBAAIBfileid", { caption: K() });
+    await s.bot.api.sendAudio(CHAT, "CQACAgIAAxkBAAIBfileid", { caption: K() });
+    await s.bot.api.sendAnimation(CHAT, "CgACAgIAAxkBAAIBfileid", { caption: K() });
+    await s.bot.api.sendVoice(CHAT, "AwACAgIAAxkBAAIBfileid", { caption: K() });
+    await s.bot.api.sendMediaGroup(CHAT, [{ type: "photo", media: "AgACfile1", caption: K() }, { type: "photo", media: "AgACfile2" }]);
+    await s.bot.api.editMessageCaption({ chat_id: CHAT, message_id: 5, caption: K() });
+    await s.bot.api.sendPoll(CHAT, `which ${K()}?`, [{ text: K() }, { text: "no" }]);
+    await s.bot.api.editMessageText(CHAT, 5, `edited ${K()}`);
+    await s.bot.api.sendMessage(CHAT, "buttons", { reply_markup: { inline_keyboard: [[{ text: K(), callback_data: "x" }]] } });
+    await s.bot.api.answerCallbackQuery("cbq-1", { text: K(), show_alert: true });
+    await s.bot.api.answerInlineQuery("inl-1", [{ type: "article", id: "1", title: "t",
+      input_message_content: { message_text: K() } }]);
+    await s.bot.api.sendMessage(CHAT, "`code`", { entities: [{ type: "code", offset: 0, length: 6 }] });
+    const bodies = s.tg.requests.map((r) => r.raw).join("\n");
+    for (const key of keys) assert.equal(leaksPiece(bodies, key), null);
+    assert.equal(s.tg.requests.length, 14);
+    // entity offsets of a changed caption are dropped; untouched ones stay
+    assert.equal(s.tg.requests[1].body.caption_entities, undefined);
+    assert.deepEqual(s.tg.requests[13].body.entities, [{ type: "code", offset: 0, length: 6 }]);
+    // file ids are never scanned or changed
+    assert.equal(s.tg.requests[0].body.photo, "AgACAgIAAxkBAAIBfileid");
+    const ev = sent(s.root);
+    assert.equal(ev.length, 14);
+    // files are per chat, so compare as multisets
+    assert.deepEqual(ev.map((e) => e.method).sort(), s.tg.requests.map((r) => r.method).sort());
+    assert.equal(alerts(s.root).length, keys.length);
+    assert.equal(leaksPiece(allBytes(s.root), keys.join("|")), null);
+    for (const key of keys) assert.equal(leaksPiece(allBytes(s.root), key), null);
+  } finally { await s.done(); }
+});
+
+test("block rule: the text is replaced by a short withheld notice, the call still succeeds", async () => {
+  const s = await setup();
+  try {
+    const pem = `-----BEGIN RSA PRIVATE KEY-----\n${rand(64)}\n-----END RSA PRIVATE KEY-----`;
+    const res = await s.bot.api.sendMessage(CHAT, `the key:\n${pem}`);
+    assert.equal(typeof res.message_id, "number");
+    const text = s.tg.requests[0].body.text;
+    assert.match(text, /^\[withheld by DLP: private-key\]$/);
+    const [ev] = sent(s.root);
+    assert.equal(ev.dlp.action, "block");
+    assert.equal(ev.text, text);
+    assert.ok(!allBytes(s.root).includes("BEGIN RSA PRIVATE KEY"));
+  } finally { await s.done(); }
+});
+
+test("streaming preview: a growing editMessageText never shows a prefix of the key", async () => {
+  const s = await setup();
+  try {
+    const key = plantedKey();
+    const full = `Sure, your key is ${key} and that is all.`;
+    const first = await s.bot.api.sendMessage(CHAT, full.slice(0, 5));
+    for (let n = 6; n <= full.length; n += 3) {
+      await s.bot.api.editMessageText(CHAT, first.message_id, full.slice(0, n)).catch(() => {});
+    }
+    await s.bot.api.editMessageText(CHAT, first.message_id, full);
+    const shown = s.tg.requests.map((r) => r.body.text ?? "");
+    for (const t of shown) {
+      // no trailing piece of any length >= 3 of the key's start
+      for (let i = 3; i <= key.length; i++) assert.ok(!t.includes(key.slice(0, i)), `preview leaked ${key.slice(0, i)}`);
+    }
+    assert.ok(shown.some((t) => t.endsWith("and that is all.")), "the final text still arrives");
+    const held = sent(s.root).filter((e) => e.dlp?.held_back > 0);
+    assert.ok(held.length > 0, "some previews were held back");
+  } finally { await s.done(); }
+});
+
+test("fail closed: a scanner that throws means the call is not forwarded and an alert is written", async () => {
+  const broken = { filter() { throw new Error("injected scanner fault"); } };
+  const s = await setup({ scanner: broken });
+  try {
+    await assert.rejects(s.bot.api.sendMessage(CHAT, "hello"), /refused: DLP scanner error/);
+    assert.equal(s.tg.requests.length, 0, "nothing reached Telegram");
+    const [al] = alerts(s.root);
+    assert.equal(al.rule, "scanner-error");
+    assert.equal(al.action, "block");
+    const [ev] = sent(s.root);
+    assert.equal(ev.outcome.ok, false);
+    assert.equal(ev.payload, undefined, "an unscanned payload is never logged");
+    // calls without content still work (the gateway can poll and start)
+    await s.bot.api.getMe();
+    assert.equal(s.tg.requests.length, 1);
+  } finally { await s.done(); }
+});
+
+test("log cannot be written: outbound refused, inbound not handed to the bot; recovers when the log works", async () => {
+  const s = await setup();
+  try {
+    // a regular file where the partition directory tree must go: every append fails (ENOTDIR), even as root
+    mkdirSync(join(s.root, "raw", "telegram"), { recursive: true });
+    writeFileSync(join(s.root, "raw", "telegram", "chats"), "not a directory");
+    await assert.rejects(s.bot.api.sendMessage(CHAT, "hello"), /event log cannot be written/);
+    assert.equal(s.tg.requests.length, 0);
+    let handled = 0;
+    s.bot.on("message", () => { handled++; });
+    await assert.rejects(s.bot.handleUpdate(update(1, { message: msg(CHAT, "hi") })));
+    assert.equal(handled, 0, "the agent never sees an update the log does not have");
+    assert.ok(s.stderr.some((l) => l.includes("cannot append message:received")));
+    assert.ok(s.stderr.every((l) => !l.includes("hi\"")), "stderr lines carry no message text");
+    rmSync(join(s.root, "raw", "telegram", "chats"));
+    await s.bot.handleUpdate(update(2, { message: msg(CHAT, "hi again") }));
+    assert.equal(handled, 1);
+    await s.bot.api.sendMessage(CHAT, "hello");
+    assert.equal(s.tg.requests.length, 1);
+  } finally { await s.done(); }
+});
+
+function msg(chat, text, extra = {}) {
+  return { message_id: Math.floor(Math.random() * 1e6), date: 1764470000, chat: { id: chat, type: chat > 0 ? "private" : "supergroup" },
+    from: { id: 99, is_bot: false, first_name: "Ann", username: "ann" }, text, ...extra };
+}
+function update(id, body) { return { update_id: id, ...body }; }
+
+test("inbound: every update type is logged before the handler runs; replays are marked duplicate", async () => {
+  const s = await setup();
+  try {
+    const seenAtHandler = [];
+    s.bot.use(async (ctx, next) => { seenAtHandler.push(readAll(s.root, "raw").length); await next(); });
+    const ups = [
+      update(10, { message: msg(CHAT, "hello") }),
+      update(11, { edited_message: { ...msg(CHAT, "hello, edited"), edit_date: 1764470001 } }),
+      update(12, { callback_query: { id: "cb-9", from: { id: 99, is_bot: false, first_name: "Ann" }, chat_instance: "1",
+        data: "btn", message: msg(CHAT, "menu") } }),
+      update(13, { message_reaction: { chat: { id: CHAT, type: "private" }, message_id: 3, date: 1764470002,
+        user: { id: 99, is_bot: false, first_name: "Ann" }, old_reaction: [], new_reaction: [{ type: "emoji", emoji: "👍" }] } }),
+      update(14, { message: msg(-100123, "talking among ourselves", { chat: { id: -100123, type: "supergroup", title: "g" } }) }),
+      update(15, { my_chat_member: { chat: { id: -100123, type: "supergroup", title: "g" }, from: { id: 99, is_bot: false, first_name: "Ann" },
+        date: 1764470003, old_chat_member: { status: "left", user: { id: 7000001, is_bot: true, first_name: "T" } },
+        new_chat_member: { status: "member", user: { id: 7000001, is_bot: true, first_name: "T" } } } }),
+      update(16, { channel_post: { message_id: 1, date: 1764470004, chat: { id: -100777, type: "channel", title: "c" }, text: "post" } }),
+      update(17, { poll: { id: "p1", question: "q?", options: [], total_voter_count: 0, is_closed: false,
+        is_anonymous: true, type: "regular", allows_multiple_answers: false } }),
+    ];
+    for (const u of ups) await s.bot.handleUpdate(u);
+    await s.bot.handleUpdate(ups[0]); // a replay after restart
+    const got = readAll(s.root, "raw").filter((e) => e.event === "message:received");
+    assert.deepEqual(got.map((e) => e.update_type).sort(), ["message", "edited_message", "callback_query",
+      "message_reaction", "message", "my_chat_member", "channel_post", "poll", "message"].sort());
+    assert.deepEqual(seenAtHandler, [1, 2, 3, 4, 5, 6, 7, 8, 9], "the line existed before the next middleware ran");
+    const dup = got.filter((e) => e.update_id === 10);
+    assert.deepEqual(dup.map((e) => e.duplicate ?? false), [false, true]);
+    const byId = Object.fromEntries(got.filter((e) => !e.duplicate).map((e) => [e.update_id, e]));
+    assert.deepEqual(byId[10].raw, ups[0]);
+    assert.equal(byId[10].text, "hello");
+    assert.equal(byId[11].text, "hello, edited");
+    assert.equal(byId[12].chat_id, String(CHAT));
+    assert.equal(byId[13].chat_id, String(CHAT));
+    assert.equal(byId[14].chat_id, "-100123");
+    assert.equal(byId[16].chat_id, "-100777");
+    // an answerCallbackQuery is filed under the chat its callback came from
+    await s.bot.api.answerCallbackQuery("cb-9", { text: "ok" });
+    assert.equal(sent(s.root).at(-1).chat_id, String(CHAT));
+  } finally { await s.done(); }
+});
+
+test("a replay is recognised across a restart (new tap, same root)", async () => {
+  const s = await setup();
+  try {
+    await s.bot.handleUpdate(update(50, { message: msg(CHAT, "one") }));
+    const tap2 = createTap({ deps: realDeps(s.root), stderr: () => {} });
+    const { bot } = botWithTap(s.tg, tap2);
+    await bot.handleUpdate(update(50, { message: msg(CHAT, "one") }));
+    const got = readAll(s.root, "raw").filter((e) => e.update_id === 50);
+    assert.deepEqual(got.map((e) => e.duplicate ?? false), [false, true]);
+  } finally { await s.done(); }
+});
