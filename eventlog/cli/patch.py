@@ -15,6 +15,8 @@ import orjson
 from eventlog import patchset
 from eventlog.patchset.install import resolve_openclaw_dir
 
+from .main import cli
+
 openclaw_opt = click.option("--openclaw", "openclaw_dir", type=click.Path(file_okay=False, path_type=Path),
                             default=None, help="Installed openclaw package root (default: $EVENTLOG_OPENCLAW_DIR, "
                                                "else `npm root -g`/openclaw).")
@@ -115,3 +117,6 @@ def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None
     paths = _run(lambda pkg, m: {"paths": [str(p) for p in write_diffs(pkg, out, m)]}, openclaw_dir, manifest)
     for p in paths["paths"]:
         click.echo(p)
+
+
+cli.add_command(patch)
