@@ -103,7 +103,7 @@ def b64url(obj: dict) -> str:
 
 def jwt(r: random.Random) -> str:
     head = b64url({"alg": r.choice(["HS256", "RS256", "ES256"]), "typ": "JWT"})
-    body = b64url({"sub": str(r.randint(1, 10 ** 9)), "name": rs(r, string.ascii_letters, 8), "iat": r.randint(1.6e9, 1.8e9)})
+    body = b64url({"sub": str(r.randint(1, 10 ** 9)), "name": rs(r, string.ascii_letters, 8), "iat": r.randint(1_600_000_000, 1_800_000_000)})
     return f"{head}.{body}.{rs(r, TOK, 43)}"
 
 

@@ -7,6 +7,7 @@ prefilter keyword. Both engines then stay identical through tests/vectors/dlp/.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -273,11 +274,15 @@ def lint_rule(r: Any) -> list[str]:
     if not isinstance(pat, str) or not pat:
         return out + ["pattern must be a non-empty string"]
     out += lint_pattern(pat, flags)
-    try:
-        rx = re.compile(pat, re.IGNORECASE if flags else 0)
-    except re.error as exc:
-        out.append(f"pattern does not compile in Python: {exc}")
-        rx = None
+    rx = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            rx = re.compile(pat, re.IGNORECASE if flags else 0)
+        except re.error as exc:
+            out.append(f"pattern does not compile in Python: {exc}")
+    # Python's FutureWarnings flag syntax whose meaning will change (nested sets, set operations)
+    out += [f"Python warns: {w.message}" for w in caught]
     if rx is not None:
         if rx.search("") is not None:
             out.append("pattern matches the empty string")

