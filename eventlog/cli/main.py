@@ -21,6 +21,7 @@ def cli(ctx: click.Context, root: str | None) -> None:
 COMMAND_MODULES = [
     "eventlog.cli.store",
     "eventlog.cli.recall",
+    "eventlog.cli.dlp",
     "eventlog.cli.patch",
 ]
 

@@ -1,0 +1,240 @@
+"""`eventlog dlp rules|scan|alerts|show|review|stats` — parse, call eventlog.dlp, render."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import EventlogError
+from .common import emit_json, ensure_root, handle_errors, root_option, since_until
+from .main import cli
+
+
+@cli.group()
+def dlp() -> None:
+    """Data-loss prevention: the rule file, scanning, alerts and their review."""
+
+
+def _exit(found: bool) -> None:
+    sys.exit(0 if found else 1)
+
+
+# -- rules ---------------------------------------------------------------------------------------------------------
+@dlp.command()
+@click.option("--check", is_flag=True, help="Lint the rule file: every non-portable regex construct, missing keywords.")
+@click.option("--file", "path", type=click.Path(dir_okay=False), default=None, help="Rule file (default: the packaged one).")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines output.")
+@root_option
+@handle_errors
+def rules(root: Path, check: bool, path: str | None, as_json: bool) -> None:
+    """List the rules, or lint them with --check (exit 2 on any problem)."""
+    from ..dlp.rules import lint_doc, load_rules, read_doc
+
+    if check:
+        doc, src = read_doc(path)
+        problems = lint_doc(doc)
+        for p in problems:
+            if as_json:
+                emit_json({"type": "problem", "file": src, "problem": p})
+            else:
+                click.echo(f"{src}: {p}", err=True)
+        if problems:
+            sys.exit(2)
+        if as_json:
+            emit_json({"type": "ok", "file": src, "rules": len(doc["rules"])})
+        else:
+            click.echo(f"{src}: ok, {len(doc['rules'])} rules portable between Python re and JS RegExp")
+        return
+    for r in load_rules(path).rules:
+        if as_json:
+            emit_json({"type": "rule", "id": r.id, "severity": r.severity, "action": r.action,
+                       "keywords": r.keywords, "validator": r.validator, "description": r.description})
+        else:
+            click.echo(f"{r.id:<26} {r.severity:<8} {r.action:<6} {r.description}")
+
+
+# -- scan ----------------------------------------------------------------------------------------------------------
+@dlp.command()
+@click.argument("texts", nargs=-1)
+@click.option("--file", "file_", type=click.Path(dir_okay=False, exists=True), help="Scan the whole file as one text.")
+@click.option("--jsonl", type=click.File("rb"), help='JSON Lines {"id", "text"} (- for stdin); one output line per finding.')
+@click.option("--log", "log", is_flag=True, help="Re-scan the stored log; new findings raise alerts.")
+@click.option("--chat", default=None, help="With --log: only this chat.")
+@since_until
+@click.option("--no-alerts", is_flag=True, help="With --log: report only, raise no alerts.")
+@click.option("--html", is_flag=True, help="Texts are Telegram HTML (scan the visible text, report payload offsets).")
+@click.option("--rules", "rules_path", type=click.Path(dir_okay=False), default=None, help="Rule file to use.")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines output (always on with --jsonl).")
+@root_option
+@handle_errors
+def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log: bool, chat: str | None, since: Any,
+         until: Any, no_alerts: bool, html: bool, rules_path: str | None, as_json: bool) -> None:
+    """Scan texts (arguments), a --file, --jsonl input, or the stored --log. Exit 0 if anything was found, 1 if not."""
+    from ..dlp.engine import open_scanner
+    from ..dlp.logscan import finding_row, iter_jsonl, scan_log
+
+    sources = sum(bool(x) for x in (texts, file_, jsonl, log))
+    if sources != 1:
+        raise click.UsageError("give exactly one of: TEXTS, --file, --jsonl, --log")
+    if log:
+        ensure_root(root)
+    scanner = open_scanner(root, rules_path)
+    found = False
+    if log:
+        problems: list[str] = []
+        for hit in scan_log(root, scanner, chat=chat, since=since, until=until, raise_alerts=not no_alerts,
+                            on_problem=lambda p: problems.append(str(p))):
+            found = True
+            ev, f = hit.event, hit.finding
+            row = finding_row(ev.get("id"), f) | {"chat_id": ev.get("chat_id"), "ts": ev.get("ts"),
+                                                  "direction": ev.get("direction"), "alert": hit.alert_id,
+                                                  "new_alert": hit.new, "masked": f.masked}
+            if as_json:
+                emit_json(row)
+            else:
+                mark = "new alert" if hit.new else ("alerted" if hit.alert_id else "")
+                click.echo(f"{ev.get('ts')} chat {ev.get('chat_id')} {ev.get('id')} {f.start}-{f.end} {f.rule} "
+                           f"{f.severity} {f.masked} {mark}".rstrip())
+        for p in problems:
+            click.echo(f"eventlog: warning: {p}", err=True)
+        _exit(found)
+    if jsonl is not None:
+        name = getattr(jsonl, "name", "-")
+        for item_id, text, item_html in iter_jsonl(jsonl, "stdin" if name in ("-", "<stdin>") else name):
+            for f in scanner.scan(text, html=html or item_html).findings:
+                found = True
+                emit_json(finding_row(item_id, f))
+        _exit(found)
+    if file_:
+        try:
+            items = [(file_, Path(file_).read_text(encoding="utf-8"))]
+        except UnicodeDecodeError:
+            raise EventlogError(f"{file_}: not UTF-8 text") from None
+    else:
+        items = [(i + 1, t) for i, t in enumerate(texts)]
+    for item_id, text in items:
+        for f in scanner.scan(text, html=html).findings:
+            found = True
+            if as_json:
+                emit_json(finding_row(item_id, f) | {"masked": f.masked, "fingerprint": f.fingerprint})
+            else:
+                click.echo(f"{item_id}:{f.start}-{f.end} {f.rule} {f.severity} {f.action} {f.masked}")
+    _exit(found)
+
+
+# -- alerts, show, review, stats -------------------------------------------------------------------------------------
+def _alert_line(d: dict[str, Any]) -> str:
+    verdict = f" [{d['verdict']}]" if d["verdict"] else ""
+    return (f"{d['id']}  {d['ts']}  {d['state']:<8} {d['rule']:<24} {d['direction'] or '?':<3} "
+            f"chat {d['chat_id']}  {d['action']:<6} {d['masked']}{verdict}")
+
+
+@dlp.command()
+@click.option("--state", type=click.Choice(["open", "resolved"]), default=None)
+@click.option("--rule", default=None)
+@click.option("--chat", default=None)
+@click.option("--json", "as_json", is_flag=True)
+@root_option
+@handle_errors
+def alerts(root: Path, state: str | None, rule: str | None, chat: str | None, as_json: bool) -> None:
+    """List alerts with their state (a projection of the alert and review streams). Exit 1 if none match."""
+    from ..dlp.alerts import project, select
+
+    ensure_root(root)
+    problems: list[str] = []
+    rows = [s.to_dict() for s in select(project(root, problems), state, rule, chat)]
+    for d in rows:
+        emit_json(d) if as_json else click.echo(_alert_line(d))
+    for p in problems:
+        click.echo(f"eventlog: warning: {p}", err=True)
+    _exit(bool(rows))
+
+
+@dlp.command()
+@click.argument("alert_id")
+@click.option("-C", "--context", "context", type=int, default=3, show_default=True, help="Messages before and after.")
+@click.option("--json", "as_json", is_flag=True)
+@root_option
+@handle_errors
+def show(root: Path, alert_id: str, context: int, as_json: bool) -> None:
+    """One alert with its reviews and the surrounding conversation from the log, secrets masked."""
+    from ..dlp.alerts import find, project
+    from ..dlp.engine import open_scanner
+    from ..dlp.review import conversation
+
+    ensure_root(root)
+    st = find(project(root), alert_id)
+    msgs = conversation(root, open_scanner(root), st.alert, context)
+    if as_json:
+        emit_json(st.to_dict() | {"reviews": [{k: r.get(k) for k in ("id", "ts", "verdict", "note", "reviewer")}
+                                              for r in st.reviews]})
+        for m in msgs:
+            emit_json(m)
+        return
+    d = st.to_dict()
+    click.echo(_alert_line(d))
+    for k in ("severity", "fingerprint", "log_event", "method", "source"):
+        if d.get(k):
+            click.echo(f"  {k:<12} {d[k]}")
+    for r in st.reviews:
+        click.echo(f"  review {r.get('ts')} {r.get('verdict')} by {r.get('reviewer')}: {r.get('note') or ''}".rstrip())
+    if msgs:
+        click.echo("  conversation (secrets masked):")
+    for m in msgs:
+        mark = ">>" if m["is_alert_event"] else "  "
+        click.echo(f"  {mark} {m['ts']} {m['direction'] or '?':<3} {m['sender'] or '':<16} {m['text']}")
+
+
+@dlp.command()
+@click.argument("alert_id", required=False)
+@click.option("--verdict", type=click.Choice(["true-positive", "false-positive", "revoked", "wont-fix", "used-in-tests"]))
+@click.option("--note", default="", help="Why (kept with the review).")
+@click.option("--reviewer", default=None, help="Default: $EVENTLOG_REVIEWER or the login name.")
+@click.option("--interactive", is_flag=True, hidden=True, help="Run the review loop even when stdin is not a tty.")
+@root_option
+@handle_errors
+def review(root: Path, alert_id: str | None, verdict: str | None, note: str, reviewer: str | None,
+           interactive: bool) -> None:
+    """Record a verdict on an alert (ID --verdict V --note TEXT), or without ID review open alerts one by one
+    (y real / n false positive / s skip / b back / q quit). A false-positive verdict allowlists the fingerprint."""
+    from ..dlp import alerts as al
+    from ..dlp.review import loop
+
+    ensure_root(root)
+    if alert_id:
+        if not verdict:
+            raise click.UsageError("--verdict is required with an alert id")
+        ev = al.review(root, alert_id, verdict, note, reviewer)
+        click.echo(f"{ev['alert']} {ev['verdict']} (review {ev['id']})")
+        return
+    if verdict:
+        raise click.UsageError("--verdict needs an alert id")
+    if not (interactive or sys.stdin.isatty()):
+        raise EventlogError("the interactive review needs a terminal; use `eventlog dlp review ID --verdict V`")
+    done = loop(root, reviewer, click.echo, lambda prompt: click.prompt(prompt, default="s", show_default=False))
+    click.echo(f"{done} review(s) recorded")
+
+
+@dlp.command()
+@click.option("--json", "as_json", is_flag=True)
+@root_option
+@handle_errors
+def stats(root: Path, as_json: bool) -> None:
+    """Per-rule alert counts, states, verdicts, and precision from the verdicts."""
+    from ..dlp.alerts import project, stats as rule_stats
+
+    ensure_root(root)
+    rows = rule_stats(project(root))
+    if not as_json:
+        click.echo(f"{'rule':<26} {'alerts':>6} {'open':>5} {'resolved':>8} {'TP':>4} {'FP':>4} {'precision':>9}")
+    for r in rows:
+        if as_json:
+            emit_json(r)
+        else:
+            real = r["alerts"] - r["unreviewed"] - r["false-positive"]
+            prec = "-" if r["precision"] is None else f"{r['precision']:.2f}"
+            click.echo(f"{r['rule']:<26} {r['alerts']:>6} {r['open']:>5} {r['resolved']:>8} {real:>4} "
+                       f"{r['false-positive']:>4} {prec:>9}")
+    _exit(bool(rows))

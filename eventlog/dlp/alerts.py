@@ -1,0 +1,191 @@
+"""DLP alerts and reviews, event-sourced: two append-only streams under the log root and a projection over them.
+
+dlp/alerts.jsonl holds `dlp:alert` events (written by the JS tap and by `eventlog dlp scan --log`), dlp/reviews.jsonl
+holds `dlp:review` events. Nothing is edited in place: an alert's state is computed from the latest review of it, and
+the allowlist (dlp/allowlist.json) is rebuilt from that projection after each review. Shapes: docs/dlp.md.
+"""
+from __future__ import annotations
+
+import getpass
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+from ..errors import BadEvent, EventlogError
+from ..reader import iter_lines
+from .engine import Finding
+from .keys import write_allowlist
+
+ALERTS = "dlp/alerts.jsonl"
+REVIEWS = "dlp/reviews.jsonl"
+VERDICTS = ("true-positive", "false-positive", "revoked", "wont-fix", "used-in-tests")
+REAL = {"true-positive", "revoked", "wont-fix", "used-in-tests"}  # verdicts that say "this was a real secret"
+STILL_OPEN = {None, "true-positive"}
+
+
+def now_ts() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def make_alert(finding: Finding, *, channel: str, chat_id: str, direction: str, action: str, source: str,
+               log_event: str | None, field: str = "text", ts: str | None = None, rules_version: int = 1,
+               **extra: Any) -> dict[str, Any]:
+    """A `dlp:alert` event for one finding. Carries the fingerprint and the masked preview — never the secret."""
+    ev = {
+        "event": "dlp:alert", "ts": ts or now_ts(), "channel": channel, "chat_id": str(chat_id),
+        "direction": direction, "rule": finding.rule, "severity": finding.severity, "action": action,
+        "fingerprint": finding.fingerprint, "masked": finding.masked, "start": finding.start, "end": finding.end,
+        "field": field, "log_event": log_event, "source": source, "rules_version": rules_version,
+    }
+    ev.update({k: v for k, v in extra.items() if v is not None})
+    return ev
+
+
+def iter_stream(root: Path, relpath: str, problems: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    path = root / relpath
+    if not path.exists():
+        return
+    for lineno, line in iter_lines(path, relpath, (lambda p: problems.append(str(p))) if problems is not None else None):
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            if problems is not None:
+                problems.append(f"{relpath}:{lineno}: not valid JSON")
+            continue
+        if isinstance(obj, dict):
+            yield obj
+
+
+@dataclass
+class AlertState:
+    alert: dict[str, Any]
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.alert["id"]
+
+    @property
+    def verdict(self) -> str | None:
+        return self.reviews[-1]["verdict"] if self.reviews else None
+
+    @property
+    def state(self) -> str:
+        return "open" if self.verdict in STILL_OPEN else "resolved"
+
+    def to_dict(self) -> dict[str, Any]:
+        a = self.alert
+        last = self.reviews[-1] if self.reviews else {}
+        return {
+            "type": "alert", "id": a["id"], "ts": a.get("ts"), "state": self.state, "verdict": self.verdict,
+            "rule": a.get("rule"), "severity": a.get("severity"), "action": a.get("action"),
+            "direction": a.get("direction"), "channel": a.get("channel"), "chat_id": a.get("chat_id"),
+            "masked": a.get("masked"), "fingerprint": a.get("fingerprint"), "log_event": a.get("log_event"),
+            "method": a.get("method"), "source": a.get("source"), "note": last.get("note"),
+            "reviewer": last.get("reviewer"), "reviewed_at": last.get("ts"),
+        }
+
+
+def project(root: Path, problems: list[str] | None = None) -> list[AlertState]:
+    """Every alert with its reviews, in alert order. Reviews apply in stream order; the latest wins."""
+    states: dict[str, AlertState] = {}
+    for a in iter_stream(root, ALERTS, problems):
+        if a.get("event") == "dlp:alert" and isinstance(a.get("id"), str):
+            states[a["id"]] = AlertState(a)
+    for r in iter_stream(root, REVIEWS, problems):
+        st = states.get(r.get("alert")) if r.get("event") == "dlp:review" else None
+        if st is not None and r.get("verdict") in VERDICTS:
+            st.reviews.append(r)
+    return list(states.values())
+
+
+def select(states: Iterable[AlertState], state: str | None = None, rule: str | None = None,
+           chat: str | None = None) -> list[AlertState]:
+    return [s for s in states if (state is None or s.state == state) and (rule is None or s.alert.get("rule") == rule)
+            and (chat is None or str(s.alert.get("chat_id")) == chat)]
+
+
+def find(states: list[AlertState], alert_id: str) -> AlertState:
+    """By full id or a unique prefix (ids are ULIDs; 8+ characters are usually enough)."""
+    exact = [s for s in states if s.id == alert_id]
+    if exact:
+        return exact[0]
+    hits = [s for s in states if s.id.startswith(alert_id.upper())] if len(alert_id) >= 4 else []
+    if len(hits) == 1:
+        return hits[0]
+    raise BadEvent(f"no alert {alert_id!r}" if not hits else f"alert id {alert_id!r} is ambiguous ({len(hits)} match)")
+
+
+def default_reviewer() -> str:
+    try:
+        return os.environ.get("EVENTLOG_REVIEWER") or getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def review(root: Path, alert_id: str, verdict: str, note: str = "", reviewer: str | None = None) -> dict[str, Any]:
+    """Append a `dlp:review` event and rebuild the allowlist from the new projection."""
+    from ..writer import EventLog  # late import: keeps `eventlog dlp scan` of plain texts light
+
+    if verdict not in VERDICTS:
+        raise BadEvent(f"verdict must be one of {', '.join(VERDICTS)}")
+    states = project(root)
+    st = find(states, alert_id)
+    ev = {"event": "dlp:review", "ts": now_ts(), "channel": st.alert.get("channel", "telegram"),
+          "chat_id": str(st.alert.get("chat_id")), "alert": st.id, "verdict": verdict, "note": note,
+          "reviewer": reviewer or default_reviewer(), "rule": st.alert.get("rule")}
+    written = EventLog(root).append_stream(REVIEWS, [ev]).events[0]
+    st.reviews.append(written)
+    rebuild_allowlist(root, states)
+    return written
+
+
+def rebuild_allowlist(root: Path, states: list[AlertState]) -> Path:
+    entries: dict[str, dict[str, Any]] = {}
+    for s in states:
+        if s.verdict == "false-positive" and s.alert.get("fingerprint"):
+            last = s.reviews[-1]
+            entries.setdefault(s.alert["fingerprint"], {"fingerprint": s.alert["fingerprint"], "rule": s.alert.get("rule"),
+                                                        "alert": s.id, "ts": last.get("ts")})
+    # a fingerprint confirmed real by another alert's later verdict wins over a stale false-positive
+    for s in states:
+        if s.verdict in REAL and s.alert.get("fingerprint") in entries:
+            fp_entry = entries[s.alert["fingerprint"]]
+            if (s.reviews[-1].get("ts") or "") > (fp_entry.get("ts") or ""):
+                del entries[s.alert["fingerprint"]]
+    return write_allowlist(root, sorted(entries.values(), key=lambda e: e["fingerprint"]))
+
+
+def stats(states: Iterable[AlertState]) -> list[dict[str, Any]]:
+    """Per rule: alerts, open, resolved, verdict counts and precision = real / (real + false-positive)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for s in states:
+        rule = s.alert.get("rule") or "?"
+        row = rows.setdefault(rule, {"type": "rule-stats", "rule": rule, "alerts": 0, "open": 0, "resolved": 0,
+                                     "unreviewed": 0, **{v: 0 for v in VERDICTS}, "precision": None})
+        row["alerts"] += 1
+        row[s.state] += 1
+        if s.verdict is None:
+            row["unreviewed"] += 1
+        else:
+            row[s.verdict] += 1
+    for row in rows.values():
+        real = sum(row[v] for v in REAL)
+        judged = real + row["false-positive"]
+        row["precision"] = round(real / judged, 4) if judged else None
+    return sorted(rows.values(), key=lambda r: (-r["alerts"], r["rule"]))
+
+
+def append_alerts(root: Path, alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not alerts:
+        return []
+    from ..writer import EventLog
+
+    try:
+        return EventLog(root).append_stream(ALERTS, alerts).events
+    except BadEvent as exc:
+        raise EventlogError(f"cannot write alerts: {exc}") from None

@@ -1,0 +1,108 @@
+"""`eventlog dlp scan` as a library: texts, JSON Lines input, and re-scans of the stored log that raise alerts.
+
+A re-scan streams the log (never loads it whole). Per batch of events it lower-cases the batch once and keeps only the
+keywords that occur in it, so the per-message prefilter checks a handful of keywords instead of all of them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+import orjson
+
+from ..errors import BadEvent
+from ..reader import OnProblem, iter_events
+from .alerts import ALERTS, append_alerts, iter_stream, make_alert
+from .engine import Finding, Scanner
+
+BATCH = 2000
+
+
+@dataclass
+class LogHit:
+    event: dict[str, Any]
+    finding: Finding
+    alert_id: str | None  # id of the alert raised now, or of the alert that already existed
+    new: bool
+
+
+def finding_row(item_id: Any, f: Finding) -> dict[str, Any]:
+    return {"id": item_id, "rule": f.rule, "start": f.start, "end": f.end, "severity": f.severity, "action": f.action}
+
+
+def iter_jsonl(fp: IO[bytes], name: str) -> Iterator[tuple[Any, str, bool]]:
+    """(id, text, html) per input line `{"id": …, "text": …, "html"?: bool}`; a bad line raises BadEvent naming it."""
+    for lineno, line in enumerate(fp, 1):
+        line = line.rstrip(b"\r\n")
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise BadEvent(f"{name}:{lineno}: invalid JSON ({exc})") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+            raise BadEvent(f"{name}:{lineno}: expected an object with a string `text`")
+        yield obj.get("id", lineno), obj["text"], bool(obj.get("html", False))
+
+
+def _direction(ev: dict[str, Any]) -> str:
+    d = ev.get("direction")
+    if d in ("in", "out"):
+        return d
+    return "in" if ev.get("event") == "message:received" else "out"
+
+
+def _is_html(ev: dict[str, Any]) -> bool:
+    payload = ev.get("payload")
+    return isinstance(payload, dict) and str(payload.get("parse_mode", "")).upper() == "HTML"
+
+
+def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: date | None = None,
+             until: date | None = None, raise_alerts: bool = True,
+             on_problem: OnProblem | None = None) -> Iterator[LogHit]:
+    """Every finding in the `text` of the stored events. New findings (not already alerted for the same event, rule
+    and span) become `dlp:alert` events with source "scan" and action "none"."""
+    known: dict[tuple[Any, ...], str] = {}
+    for a in iter_stream(root, ALERTS):
+        if a.get("event") == "dlp:alert":
+            known[(a.get("log_event"), a.get("rule"), a.get("start"), a.get("end"))] = a.get("id")
+    batch: list[dict[str, Any]] = []
+
+    def flush() -> Iterator[LogHit]:
+        blob = "\n".join(ev["text"] for ev in batch).lower()
+        kw = scanner.active_keywords(blob)
+        hits: list[LogHit] = []
+        pending: list[dict[str, Any]] = []
+        for ev in batch:
+            html = _is_html(ev)
+            # entities can spell a keyword the raw payload does not contain: HTML gets the full prefilter
+            for f in scanner.scan(ev["text"], html=html, keywords=None if html else kw).findings:
+                key = (ev.get("id"), f.rule, f.start, f.end)
+                if key in known or not raise_alerts:
+                    hits.append(LogHit(ev, f, known.get(key), False))
+                    continue
+                pending.append(make_alert(f, channel=ev.get("channel", "telegram"), chat_id=ev["chat_id"],
+                                          direction=_direction(ev), action="none", source="scan",
+                                          log_event=ev.get("id"), event_ts=ev.get("ts"),
+                                          message_id=ev.get("message_id"), method=ev.get("method"),
+                                          rules_version=scanner.rules.version))
+                hits.append(LogHit(ev, f, None, True))
+        written = append_alerts(root, pending)
+        it = iter(written)
+        for h in hits:
+            if h.new:
+                a = next(it)
+                h.alert_id = a["id"]
+                known[(h.event.get("id"), h.finding.rule, h.finding.start, h.finding.end)] = a["id"]
+        batch.clear()
+        yield from hits
+
+    for ev in iter_events(root, chat, since, until, on_problem):
+        if isinstance(ev.get("text"), str) and ev["text"] and "chat_id" in ev:
+            batch.append(ev)
+            if len(batch) >= BATCH:
+                yield from flush()
+    if batch:
+        yield from flush()
