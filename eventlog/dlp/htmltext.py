@@ -75,10 +75,11 @@ def parse(p: str) -> Parsed:
     tags: list[tuple[int, int, str, bool]] = []
     open_tail = None
     i, n = 0, len(p)
+    last_gt = p.rfind(">")  # no tag can start after the last '>': skip the regex (keeps hostile input linear)
     while i < n:
         c = p[i]
         if c == "<":
-            m = TAG_RE.match(p, i)
+            m = TAG_RE.match(p, i) if i < last_gt else None
             if m:
                 tags.append((i, m.end(), m.group(2).lower(), m.group(1) == "/"))
                 a_start = m.start(3)
@@ -88,7 +89,7 @@ def parse(p: str) -> Parsed:
                             attrs.append(_decode(p, am.start(g), am.end(g), False))
                 i = m.end()
                 continue
-            if open_tail is None and TAG_START_RE.match(p, i) and ">" not in p[i:]:
+            if open_tail is None and i > last_gt and TAG_START_RE.match(p, i):
                 open_tail = i
         elif c == "&":
             m = ENTITY_RE.match(p, i)

@@ -54,11 +54,12 @@ export function parseHtml(p) {
   const tags = []; // [start, end, lowerName, closing]
   let openTail = null;
   const n = p.length;
+  const lastGt = p.lastIndexOf(">"); // no tag can start after the last '>': skip the regex (keeps hostile input linear)
   let i = 0;
   while (i < n) {
     const c = p.charCodeAt(i);
     if (c === 60) {
-      const m = matchAt(TAG_RE, p, i);
+      const m = i < lastGt ? matchAt(TAG_RE, p, i) : null;
       if (m) {
         const end = i + m[0].length;
         tags.push([i, end, m[2].toLowerCase(), m[1] === "/"]);
@@ -80,7 +81,7 @@ export function parseHtml(p) {
         i = end;
         continue;
       }
-      if (openTail === null && matchAt(TAG_START_RE, p, i) && p.indexOf(">", i) < 0) openTail = i;
+      if (openTail === null && i > lastGt && matchAt(TAG_START_RE, p, i)) openTail = i;
     } else if (c === 38) {
       const m = matchAt(ENTITY_RE, p, i);
       if (m) {
