@@ -5,9 +5,9 @@
 edits get to show partial text), else as one JSON completion. ``GET /v1/models`` lists the model.
 
 Scripting: ``script(text, chunks=..., delay=..., when=...)`` queues a reply. A reply with ``when`` is used only for a
-request whose last user message contains that string (so an auxiliary request the gateway makes cannot eat it); the
-first matching queued reply wins. With nothing queued the fake answers ``default_reply`` (``{user}`` = the last user
-message, shortened). Every request is recorded (body, time).
+request whose current user turn (``last_user_text``) contains that string (so an auxiliary request the gateway makes cannot eat it); the
+first matching queued reply wins. With nothing queued the fake answers ``default_reply`` (``{user}`` = the user turn,
+shortened). Every request is recorded (body, time).
 
 Control API on the same port, under ``/_control/``:
   POST /_control/script    body: ``{"text": T, "chunks": N | [str...], "delay": S, "when": W}``
@@ -68,16 +68,25 @@ class LLMRequest:
 
 
 def last_user_text(body: Any) -> str:
-    """The text of the last ``user`` message of a chat-completions body (content strings or text parts)."""
+    """The text of the current turn: every ``user`` message after the last non-user one, joined by newlines.
+
+    Why not just the last message: OpenClaw sends the user's text in one user message and then appends another user
+    message with its internal context block, so the last message alone never contains what the user typed."""
     msgs = body.get("messages") if isinstance(body, dict) else None
+    turn: list[str] = []
     for m in reversed(msgs or []):
-        if isinstance(m, dict) and m.get("role") == "user":
-            c = m.get("content")
-            if isinstance(c, str):
-                return c
-            if isinstance(c, list):
-                return "\n".join(p.get("text", "") for p in c if isinstance(p, dict))
-    return ""
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") != "user":
+            if turn:
+                break
+            continue
+        c = m.get("content")
+        if isinstance(c, str):
+            turn.append(c)
+        elif isinstance(c, list):
+            turn.append("\n".join(p.get("text", "") for p in c if isinstance(p, dict)))
+    return "\n".join(reversed(turn))
 
 
 @dataclass

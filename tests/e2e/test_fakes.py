@@ -165,7 +165,12 @@ def test_llm_stream_chunks_delay_and_matching(llm: FakeLLM) -> None:
     assert r["choices"][0]["message"]["content"] == "for the other request"
     _, r, _ = _post(f"{llm.base_url}/chat/completions", {"messages": [{"role": "user", "content": "ping"}]})
     assert r["choices"][0]["message"]["content"] == "Fake reply to: ping"
-    assert [q.last_user_text() for q in llm.requests] == ["hi", "a needle here", "ping"]
+    # OpenClaw's shape: the typed text, then a trailing user message with its context block; older turns excluded.
+    turn = {"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "old needle"},
+                         {"role": "assistant", "content": "ok"}, {"role": "user", "content": "new text"},
+                         {"role": "user", "content": [{"type": "text", "text": "<<<CONTEXT>>>"}]}]}
+    _post(f"{llm.base_url}/chat/completions", turn)
+    assert [q.last_user_text() for q in llm.requests] == ["hi", "a needle here", "ping", "new text\n<<<CONTEXT>>>"]
 
 
 def test_scripts_run_as_scripts_and_print_their_port() -> None:
