@@ -19,131 +19,27 @@
 // keeps each file's chain linear; inside this process, one queue per file does.
 import { randomBytes } from "node:crypto";
 import { constants as C } from "node:fs";
-import { mkdir, open, readFile, rmdir, stat, unlink } from "node:fs/promises";
+import { mkdir, open, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import {
   BadEvent, EventlogError, dayRelpath, encodeWithPrev, genesis, lineHash, newId, nowTs, parseRelpath, prepare,
 } from "./writer-format.mjs";
+import { readLastLine, withFileLock, writeAll } from "./writer-io.mjs";
+import { checkAgainstSeal, sealBefore, sealRecord, sealedRecord } from "./writer-seal.mjs";
 
 export { BadEvent, EventlogError } from "./writer-format.mjs";
+export { DamagedLog, LockTimeout, withFileLock } from "./writer-io.mjs";
 export const FSYNC_POLICIES = ["always", "batch", "never"];
-const STALE_EMPTY_MS = 2000;
-const STALE_BREAKER_MS = 10000;
-const LOCK_TIMEOUT_MS = 30000;
-const TAIL_CHUNK = 64 * 1024;
 // Events are encoded once, before the lock, with this stand-in for `prev`; the real hash (same length) is put in under
 // the lock. Random per process, so no value inside an event can be mistaken for it.
 const PLACEHOLDER = randomBytes(32).toString("hex");
-
-export class LockTimeout extends EventlogError {
-  constructor(message) { super(message, "EVENTLOG_LOCK_TIMEOUT"); this.name = "LockTimeout"; }
-}
-export class DamagedLog extends EventlogError {
-  constructor(message) { super(message, "EVENTLOG_DAMAGED"); this.name = "DamagedLog"; }
-}
 
 /** --root is the caller's; then $EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~/.openclaw/eventlog (as in Python). */
 export function resolveRoot(env = process.env) {
   if (env.EVENTLOG_ROOT) return join(env.EVENTLOG_ROOT);
   if (env.OPENCLAW_STATE_DIR) return join(env.OPENCLAW_STATE_DIR, "eventlog");
   return join(env.HOME || homedir(), ".openclaw", "eventlog");
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// ---- the cross-process lock (docs/log-format.md "Locking"; eventlog/lock.py is the other side)
-function pidAlive(pid) {
-  try { process.kill(pid, 0); return true; } catch (e) { return e.code === "EPERM"; }
-}
-
-async function readSmall(path) {
-  try { return await readFile(path, "latin1"); } catch (e) { if (e.code === "ENOENT") return null; throw e; }
-}
-
-async function isStale(path, content) {
-  const text = content.trim();
-  if (!text) {
-    try { return Date.now() - (await stat(path)).mtimeMs > STALE_EMPTY_MS; } catch { return false; }
-  }
-  const pid = Number.parseInt(text.split(/\s/)[0], 10);
-  if (!Number.isInteger(pid) || String(pid) !== text.split(/\s/)[0]) return true;
-  return pid !== process.pid && !pidAlive(pid);
-}
-
-async function breakLock(path, content) {
-  const breaker = path + ".break";
-  try {
-    await mkdir(breaker, 0o700);
-  } catch (e) {
-    if (e.code !== "EEXIST") throw e;
-    try { if (Date.now() - (await stat(breaker)).mtimeMs > STALE_BREAKER_MS) await rmdir(breaker); } catch { /* gone */ }
-    return;
-  }
-  try {
-    if ((await readSmall(path)) === content) await unlink(path).catch(() => {});
-  } finally {
-    await rmdir(breaker).catch(() => {});
-  }
-}
-
-export async function withFileLock(path, fn, timeoutMs = LOCK_TIMEOUT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  let delay = 1;
-  for (;;) {
-    let fh = null;
-    try {
-      fh = await open(path, C.O_CREAT | C.O_EXCL | C.O_WRONLY, 0o600);
-    } catch (e) {
-      if (e.code !== "EEXIST") throw e;
-    }
-    if (fh) {
-      try { await fh.write(`${process.pid}\n`); } finally { await fh.close(); }
-      try { return await fn(); } finally { await unlink(path).catch(() => {}); }
-    }
-    const content = await readSmall(path);
-    if (content === null) continue; // released between our open and read: retry at once
-    if (await isStale(path, content)) await breakLock(path, content);
-    if (Date.now() > deadline) {
-      throw new LockTimeout(`could not lock ${path} within ${timeoutMs / 1000} s (held by ${JSON.stringify(content)})`);
-    }
-    await sleep(delay);
-    delay = Math.min(delay * 2, 50);
-  }
-}
-
-// ---- file helpers
-async function writeAll(fh, buf) {
-  let off = 0;
-  while (off < buf.length) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
-}
-
-/** [last complete line (Buffer) or null, offset just after the last "\n"], reading backwards in chunks. */
-async function readLastLine(fh, size) {
-  let buf = Buffer.alloc(0);
-  let pos = size;
-  let lastNl = -1;
-  while (pos > 0 && lastNl < 0) {
-    const n = Math.min(TAIL_CHUNK, pos);
-    pos -= n;
-    const chunk = Buffer.alloc(n);
-    await fh.read(chunk, 0, n, pos);
-    buf = Buffer.concat([chunk, buf]);
-    const idx = buf.lastIndexOf(10);
-    if (idx >= 0) lastNl = pos + idx;
-  }
-  if (lastNl < 0) return [null, 0];
-  buf = buf.subarray(0, lastNl - pos);
-  for (;;) {
-    const idx = buf.lastIndexOf(10);
-    if (idx >= 0) return [buf.subarray(idx + 1), lastNl + 1];
-    if (pos === 0) return [buf, lastNl + 1];
-    const n = Math.min(TAIL_CHUNK, pos);
-    pos -= n;
-    const chunk = Buffer.alloc(n);
-    await fh.read(chunk, 0, n, pos);
-    buf = Buffer.concat([chunk, buf]);
-  }
 }
 
 class EventLog {
@@ -264,8 +160,8 @@ class EventLog {
         const extra = [];
         let prev = await this.chainTail(fh, rel, extra);
         const isDay = rel.startsWith("raw/");
-        const sealed = isDay && !fileCreated ? await this.sealedRecord(rel) : null;
-        if (sealed) await this.checkAgainstSeal(fh, rel, sealed);
+        const sealed = isDay && !fileCreated ? await sealedRecord(this, rel) : null;
+        if (sealed) await checkAgainstSeal(fh, rel, sealed);
         const lines = [];
         for (const it of [...extra, ...items]) {
           it.prepared.prev = prev;
@@ -299,7 +195,7 @@ class EventLog {
       // The events are durable by now: a failed auto-seal must not turn their append into an error (the tap would
       // refuse sends for it). It is reported; `eventlog seal` does the same work later.
       if (p) {
-        await this.sealBefore(p.channel, p.chatId, p.day).catch((err) => this.warn(
+        await sealBefore(this, p.channel, p.chatId, p.day).catch((err) => this.warn(
           `openclaw-eventlog: auto-seal of ${p.channel}/${p.chatId} before ${p.day} failed: ${err?.message ?? err}`));
       }
     }
@@ -335,106 +231,6 @@ class EventLog {
     return { prepared, line: encodeWithPrev(prepared, PLACEHOLDER) };
   }
 
-  // ---- seals (eventlog/seal.py is the other side)
-  async sealedIndex(channel, chatId) {
-    const path = join(this.root, "seals", channel, `${chatId}.jsonl`);
-    let st;
-    try { st = await stat(path, { bigint: true }); } catch (e) { if (e.code === "ENOENT") return new Map(); throw e; }
-    const hit = this.sealCache.get(path);
-    if (hit && hit.size === st.size && hit.mtime === st.mtimeNs) return hit.index;
-    const index = new Map();
-    const lines = (await readFile(path, "utf8")).split("\n");
-    lines.pop(); // only complete lines
-    for (const ln of lines) {
-      let rec;
-      try { rec = JSON.parse(ln); } catch { continue; }
-      if (rec && rec.event === "seal:file" && typeof rec.file === "string") index.set(rec.file, rec);
-    }
-    this.sealCache.set(path, { size: st.size, mtime: st.mtimeNs, index });
-    return index;
-  }
-
-  async sealedRecord(rel) {
-    const p = parseRelpath(rel);
-    return p ? (await this.sealedIndex(p.channel, p.chatId)).get(rel) ?? null : null;
-  }
-
-  async checkAgainstSeal(fh, rel, sealed) {
-    const st = await fh.stat();
-    const [last] = await readLastLine(fh, st.size);
-    if (st.size !== sealed.bytes || last === null || lineHash(last) !== sealed.last) {
-      throw new DamagedLog(`${rel}: does not match its seal (run \`eventlog verify\`); refusing to append`);
-    }
-  }
-
-  /** Auto-seal: a chat got a new day file, so seal its earlier day files that are not sealed yet. */
-  async sealBefore(channel, chatId, day) {
-    const index = await this.sealedIndex(channel, chatId);
-    let since = null;
-    for (const rel of index.keys()) {
-      const p = parseRelpath(rel);
-      if (p && (since === null || p.day > since)) since = p.day;
-    }
-    for (const rel of await this.dayFiles(channel, chatId)) {
-      const d = parseRelpath(rel).day;
-      if (d < day && (since === null || d > since) && !index.has(rel)) await this.sealFile(rel);
-    }
-  }
-
-  async dayFiles(channel, chatId) {
-    const { readdir } = await import("node:fs/promises");
-    const base = join(this.root, "raw", channel, "chats", chatId);
-    const ls = async (d, re) => (await readdir(d).catch(() => [])).filter((n) => re.test(n)).sort();
-    const out = [];
-    for (const y of await ls(base, /^\d{4}$/)) {
-      for (const m of await ls(join(base, y), /^\d\d$/)) {
-        for (const f of await ls(join(base, y, m), /^\d\d\.jsonl$/)) {
-          const rel = `raw/${channel}/chats/${chatId}/${y}/${m}/${f}`;
-          if (parseRelpath(rel)) out.push(rel);
-        }
-      }
-    }
-    return out;
-  }
-
-  async sealFile(rel) {
-    const path = join(this.root, rel);
-    const p = parseRelpath(rel);
-    await withFileLock(path + ".lock", async () => {
-      let fh;
-      try { fh = await open(path, C.O_RDONLY); } catch (e) { if (e.code === "ENOENT") return; throw e; }
-      try {
-        const { lines, size, torn } = await measure(fh);
-        if (torn || lines === 0) return; // a torn tail is sealed after the next append repairs it
-        const [last] = await readLastLine(fh, size);
-        const lastHash = lineHash(last);
-        const cur = (await this.sealedIndex(p.channel, p.chatId)).get(rel);
-        if (cur && cur.lines === lines && cur.bytes === size && cur.last === lastHash) return;
-        await this.appendStream(`seals/${p.channel}/${p.chatId}.jsonl`, sealRecord(rel, lines, size, lastHash));
-      } finally {
-        await fh.close();
-      }
-    });
-  }
-}
-
-function sealRecord(rel, lines, size, last) {
-  const p = parseRelpath(rel);
-  return { event: "seal:file", channel: p.channel, chat_id: p.chatId, ts: nowTs(), file: rel, lines, bytes: size, last };
-}
-
-/** Complete lines, bytes of complete lines, and whether a torn tail follows — streamed in 1 MiB reads. */
-async function measure(fh) {
-  const buf = Buffer.alloc(1 << 20);
-  let pos = 0, lines = 0, lastEnd = 0;
-  for (;;) {
-    const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-    if (!bytesRead) break;
-    let i = -1;
-    while ((i = buf.indexOf(10, i + 1)) !== -1 && i < bytesRead) { lines++; lastEnd = pos + i + 1; }
-    pos += bytesRead;
-  }
-  return { lines, size: lastEnd, torn: pos !== lastEnd };
 }
 
 /** Open a writer on `root` (created 0700 if missing). fsync: always | batch (default) | never. */

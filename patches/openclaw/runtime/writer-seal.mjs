@@ -1,0 +1,107 @@
+// Seals for the JS writer (eventlog/seal.py is the other side): per closed day file, a chained record of its line
+// count, size and last hash in seals/<channel>/<chat_id>.jsonl. A seal makes truncation, deletion of a whole file and
+// edits of the last lines visible, which the chain alone cannot. `log` is the writer (root, sealCache, appendStream).
+import { constants as C } from "node:fs";
+import { open, readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { lineHash, nowTs, parseRelpath } from "./writer-format.mjs";
+import { DamagedLog, readLastLine, withFileLock } from "./writer-io.mjs";
+
+export async function sealedIndex(log, channel, chatId) {
+  const path = join(log.root, "seals", channel, `${chatId}.jsonl`);
+  let st;
+  try { st = await stat(path, { bigint: true }); } catch (e) { if (e.code === "ENOENT") return new Map(); throw e; }
+  const hit = log.sealCache.get(path);
+  if (hit && hit.size === st.size && hit.mtime === st.mtimeNs) return hit.index;
+  const index = new Map();
+  const lines = (await readFile(path, "utf8")).split("\n");
+  lines.pop(); // only complete lines
+  for (const ln of lines) {
+    let rec;
+    try { rec = JSON.parse(ln); } catch { continue; }
+    if (rec && rec.event === "seal:file" && typeof rec.file === "string") index.set(rec.file, rec);
+  }
+  log.sealCache.set(path, { size: st.size, mtime: st.mtimeNs, index });
+  return index;
+}
+
+export async function sealedRecord(log, rel) {
+  const p = parseRelpath(rel);
+  return p ? (await sealedIndex(log, p.channel, p.chatId)).get(rel) ?? null : null;
+}
+
+export async function checkAgainstSeal(fh, rel, sealed) {
+  const st = await fh.stat();
+  const [last] = await readLastLine(fh, st.size);
+  if (st.size !== sealed.bytes || last === null || lineHash(last) !== sealed.last) {
+    throw new DamagedLog(`${rel}: does not match its seal (run \`eventlog verify\`); refusing to append`);
+  }
+}
+
+/** Auto-seal: a chat got a new day file, so seal its earlier day files that are not sealed yet. */
+export async function sealBefore(log, channel, chatId, day) {
+  const index = await sealedIndex(log, channel, chatId);
+  let since = null;
+  for (const rel of index.keys()) {
+    const p = parseRelpath(rel);
+    if (p && (since === null || p.day > since)) since = p.day;
+  }
+  for (const rel of await dayFiles(log, channel, chatId)) {
+    const d = parseRelpath(rel).day;
+    if (d < day && (since === null || d > since) && !index.has(rel)) await sealFile(log, rel);
+  }
+}
+
+async function dayFiles(log, channel, chatId) {
+  const base = join(log.root, "raw", channel, "chats", chatId);
+  const ls = async (d, re) => (await readdir(d).catch(() => [])).filter((n) => re.test(n)).sort();
+  const out = [];
+  for (const y of await ls(base, /^\d{4}$/)) {
+    for (const m of await ls(join(base, y), /^\d\d$/)) {
+      for (const f of await ls(join(base, y, m), /^\d\d\.jsonl$/)) {
+        const rel = `raw/${channel}/chats/${chatId}/${y}/${m}/${f}`;
+        if (parseRelpath(rel)) out.push(rel);
+      }
+    }
+  }
+  return out;
+}
+
+async function sealFile(log, rel) {
+  const path = join(log.root, rel);
+  const p = parseRelpath(rel);
+  await withFileLock(path + ".lock", async () => {
+    let fh;
+    try { fh = await open(path, C.O_RDONLY); } catch (e) { if (e.code === "ENOENT") return; throw e; }
+    try {
+      const { lines, size, torn } = await measure(fh);
+      if (torn || lines === 0) return; // a torn tail is sealed after the next append repairs it
+      const [last] = await readLastLine(fh, size);
+      const lastHash = lineHash(last);
+      const cur = (await sealedIndex(log, p.channel, p.chatId)).get(rel);
+      if (cur && cur.lines === lines && cur.bytes === size && cur.last === lastHash) return;
+      await log.appendStream(`seals/${p.channel}/${p.chatId}.jsonl`, sealRecord(rel, lines, size, lastHash));
+    } finally {
+      await fh.close();
+    }
+  });
+}
+
+export function sealRecord(rel, lines, size, last) {
+  const p = parseRelpath(rel);
+  return { event: "seal:file", channel: p.channel, chat_id: p.chatId, ts: nowTs(), file: rel, lines, bytes: size, last };
+}
+
+/** Complete lines, bytes of complete lines, and whether a torn tail follows — streamed in 1 MiB reads. */
+async function measure(fh) {
+  const buf = Buffer.alloc(1 << 20);
+  let pos = 0, lines = 0, lastEnd = 0;
+  for (;;) {
+    const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+    if (!bytesRead) break;
+    let i = -1;
+    while ((i = buf.indexOf(10, i + 1)) !== -1 && i < bytesRead) { lines++; lastEnd = pos + i + 1; }
+    pos += bytesRead;
+  }
+  return { lines, size: lastEnd, torn: pos !== lastEnd };
+}
