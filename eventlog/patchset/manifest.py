@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,8 @@ from eventlog.patchset.errors import PatchError
 MANIFEST_VERSION = 1
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MANIFEST = REPO_ROOT / "patches" / "openclaw" / "manifest.json"
+# static `import … from "./x.mjs"`, bare `import "./x.mjs"` and dynamic `import("./x.mjs")` of sibling modules
+_LOCAL_IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*\(?\s*["'](\./[^"']+)["']""")
 
 
 @dataclass(frozen=True)
@@ -56,10 +60,21 @@ class Manifest:
         files: dict[str, Path] = {}
         if not self.runtime_source.is_dir():
             raise PatchError("runtime-missing", f"runtime source not found: {self.runtime_source}")
-        for p in sorted(self.runtime_source.iterdir()):
-            # tests and editor droppings never ship; only the modules the gateway imports
-            if p.is_file() and p.suffix in (".mjs", ".json") and not p.name.startswith("."):
-                files[p.name] = p
+        # Ship exactly the entry's relative-import closure: tests, drivers and benches in the same folder stay home.
+        todo = [self.runtime_entry]
+        while todo:
+            name = todo.pop()
+            if name in files:
+                continue
+            src = self.runtime_source / name
+            if not src.is_file():
+                raise PatchError("runtime-missing", f"runtime module not found: {src}")
+            files[name] = src
+            for spec in _LOCAL_IMPORT.findall(src.read_text(encoding="utf-8")):
+                dep = posixpath.normpath(posixpath.join(posixpath.dirname(name), spec))
+                if dep.startswith("../") or not dep.endswith((".mjs", ".js", ".json")):
+                    continue  # outside the runtime folder: found at run time through other means
+                todo.append(dep)
         for src, dst in self.runtime_extra:
             files[dst] = src
         for name, src in files.items():

@@ -7,13 +7,13 @@
 // scanner/log; this file only wires the defaults from the environment, lazily, once per process.
 import { join } from "node:path";
 import { createTap } from "./tap-core.mjs";
-import { resolveRoot } from "./tap-env.mjs";
 
 let shared = null;
 
 async function buildDefaults() {
+  // the writer resolves the root exactly like the Python side ($EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~)
+  const { openEventLog, resolveRoot } = await import("./writer.mjs");
   const root = resolveRoot(process.env);
-  const { openEventLog } = await import("./writer.mjs");
   const log = await openEventLog({ root, fsync: process.env.EVENTLOG_FSYNC || undefined });
   // The scanner is built separately so that a broken rule file leaves the log working: refused calls and
   // the scanner-error alert still get recorded (fail closed, but visibly).

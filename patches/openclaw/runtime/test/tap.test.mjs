@@ -63,7 +63,7 @@ test("every content-bearing method is filtered, nested fields included", async (
     await s.bot.api.sendAnimation(CHAT, "CgACAgIAAxkBAAIBfileid", { caption: K() });
     await s.bot.api.sendVoice(CHAT, "AwACAgIAAxkBAAIBfileid", { caption: K() });
     await s.bot.api.sendMediaGroup(CHAT, [{ type: "photo", media: "AgACfile1", caption: K() }, { type: "photo", media: "AgACfile2" }]);
-    await s.bot.api.editMessageCaption({ chat_id: CHAT, message_id: 5, caption: K() });
+    await s.bot.api.editMessageCaption(CHAT, 5, { caption: K() });
     await s.bot.api.sendPoll(CHAT, `which ${K()}?`, [{ text: K() }, { text: "no" }]);
     await s.bot.api.editMessageText(CHAT, 5, `edited ${K()}`);
     await s.bot.api.sendMessage(CHAT, "buttons", { reply_markup: { inline_keyboard: [[{ text: K(), callback_data: "x" }]] } });

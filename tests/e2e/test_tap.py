@@ -1,0 +1,238 @@
+"""Issue 5, items a–f: the patch set on the REAL OpenClaw 2026.9.6 gateway, offline against the loopback fakes.
+
+One private patched copy of the installed package serves three gateways: default streaming, `partial` preview
+streaming, and one whose DLP rule file is broken (the fail-closed fault). Secrets are generated at run time.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import string
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+import pytest
+
+from tools.e2e.harness import Gateway, clone_openclaw
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO / "tests") not in sys.path:
+    sys.path.insert(0, str(REPO / "tests"))
+
+from patchset_util import same_bytes  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def planted_key() -> str:
+    """A fake-format Anthropic key, made now, never written by the test."""
+    return "sk-ant-api03-" + "".join(secrets.choice(ALNUM) for _ in range(80)) + "-" + \
+        "".join(secrets.choice(ALNUM) for _ in range(12)) + "AA"
+
+
+def pieces(secret: str, n: int = 12) -> set[str]:
+    return {secret[i:i + n] for i in range(len(secret) - n + 1)}
+
+
+def leaked(haystack: str, secret: str) -> str | None:
+    return next((p for p in pieces(secret) if p in haystack), None)
+
+
+def events(root: Path, sub: str = "raw") -> list[dict[str, Any]]:
+    out = []
+    base = root / sub
+    if base.exists():
+        for p in sorted(base.rglob("*.jsonl")):
+            out += [orjson.loads(line) for line in p.read_bytes().splitlines() if line.strip()]
+    return out
+
+
+def wait_events(root: Path, pred: Callable[[dict[str, Any]], bool], *, sub: str = "raw", n: int = 1,
+                timeout: float = 60.0) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = [e for e in events(root, sub) if pred(e)]
+        if len(got) >= n or time.monotonic() > deadline:
+            return got
+        time.sleep(0.25)
+
+
+def ts_seconds(ts: str) -> float:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+def all_bytes(root: Path) -> str:
+    return "\n".join(p.read_bytes().decode("latin-1") for p in root.rglob("*") if p.is_file())
+
+
+@pytest.fixture(scope="module")
+def patched_dir(tmp_path_factory: pytest.TempPathFactory, openclaw_install: tuple[Path, Path]) -> Path:
+    pkg = clone_openclaw(tmp_path_factory.mktemp("openclaw-patched"), openclaw_install[1])
+    r = subprocess.run([sys.executable, "-m", "eventlog", "patch", "apply", "--openclaw", str(pkg), "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return pkg
+
+
+@pytest.fixture(scope="module")
+def patched(gateway_factory: Callable[..., Gateway], patched_dir: Path) -> Gateway:
+    return gateway_factory("patched", openclaw_dir=patched_dir)
+
+
+@pytest.fixture(scope="module")
+def patched_stream(gateway_factory: Callable[..., Gateway], patched_dir: Path) -> Gateway:
+    return gateway_factory("patched-stream", openclaw_dir=patched_dir, streaming="partial")
+
+
+@pytest.fixture(scope="module")
+def patched_fault(gateway_factory: Callable[..., Gateway], patched_dir: Path,
+                  tmp_path_factory: pytest.TempPathFactory) -> Gateway:
+    broken = tmp_path_factory.mktemp("fault") / "rules.json"
+    broken.write_text('{"version": 1, "rules": [{"id": "broken"')  # truncated: the scanner cannot be built
+    return gateway_factory("patched-fault", openclaw_dir=patched_dir, env={"EVENTLOG_DLP_RULES": str(broken)})
+
+
+def test_a_received_before_llm_and_sent_with_provider_id(patched: Gateway) -> None:
+    g = patched
+    user = g.new_user()
+    marker = f"tapa{secrets.token_hex(4)}"
+    reply_text = f"Answer {marker} from the model."
+    g.llm.script(reply_text, when=marker)
+    llm_mark, tg_mark = g.llm.mark(), g.telegram.mark()
+    upd = g.send_dm(f"hello {marker}", user)
+    llm_req = g.llm.wait_for(lambda r: marker in r.last_user_text(), since=llm_mark, timeout=180)
+    reply = g.wait_reply(user, since=tg_mark, contains=reply_text, timeout=180)
+    received = [e for e in events(g.eventlog_root) if e["event"] == "message:received"
+                and e.get("update_id") == upd["update_id"]]
+    assert len(received) == 1
+    rec = received[0]
+    assert rec["chat_id"] == str(user) and rec["text"] == f"hello {marker}" and rec["raw"] == upd
+    # the line was written before the model was asked (ms resolution on the log side)
+    assert ts_seconds(rec["ts"]) <= llm_req.ts + 0.001
+    mid = reply.response["result"]["message_id"]
+    sent = wait_events(g.eventlog_root, lambda e: e["event"] == "message:sent" and e.get("message_id") == mid
+                       and e["chat_id"] == str(user))
+    assert len(sent) == 1
+    assert sent[0]["method"] == reply.method and sent[0]["outcome"] == {"ok": True, "message_id": mid}
+    assert sent[0]["payload"]["text"] == reply.body["text"]
+    # the JS writer's lines verify with the Python store (chain, encoding)
+    v = subprocess.run([sys.executable, "-m", "eventlog", "verify", "--root", str(g.eventlog_root)],
+                       capture_output=True, text=True)
+    assert v.returncode == 0, v.stdout + v.stderr
+
+
+def test_b_key_in_reply_never_reaches_telegram_nor_disk(patched: Gateway) -> None:
+    g = patched
+    user = g.new_user()
+    key = planted_key()
+    marker = f"tapb{secrets.token_hex(4)}"
+    g.llm.script(f"Your key is {key} - keep it safe.", when=marker)
+    tg_mark = g.telegram.mark()
+    g.send_dm(f"what is my key {marker}", user)
+    reply = g.wait_reply(user, since=tg_mark, contains="keep it safe", timeout=180)
+    assert "[REDACTED:anthropic-api-key]" in reply.text()
+    time.sleep(1.0)
+    bodies = "\n".join(r.raw.decode("utf-8", "replace") for r in g.telegram.requests)
+    assert leaked(bodies, key) is None, "a 12-character piece of the key reached Telegram"
+    alerts = wait_events(g.eventlog_root, lambda e: e["event"] == "dlp:alert" and e["chat_id"] == str(user), sub="dlp")
+    assert alerts and alerts[0]["rule"] == "anthropic-api-key" and alerts[0]["direction"] == "out"
+    assert leaked(all_bytes(g.eventlog_root), key) is None, "the key is somewhere under the log root"
+
+
+def test_c_streaming_previews_never_show_a_key_prefix(patched_stream: Gateway) -> None:
+    g = patched_stream
+    user = g.new_user()
+    key = planted_key()
+    marker = f"tapc{secrets.token_hex(4)}"
+    text = f"Sure. The key you asked for is {key} and nothing else follows here, really."
+    # split so that previews end exactly on growing prefixes of the key: "sk", "sk-", "sk-ant-", "sk-ant-api03-…"
+    cut = text.index(key)
+    chunks = [text[:cut - 10], text[cut - 10:cut + 2], text[cut + 2:cut + 3], text[cut + 3:cut + 7],
+              text[cut + 7:cut + 13], text[cut + 13:cut + 40], text[cut + 40:cut + len(key)], text[cut + len(key):]]
+    g.llm.script(text, chunks=chunks, delay=1.2, when=marker)
+    tg_mark = g.telegram.mark()
+    g.send_dm(f"stream it {marker}", user)
+    g.wait_reply(user, since=tg_mark, contains="really.", timeout=240)
+    time.sleep(1.0)
+    shown = [r for r in g.telegram.calls(since=tg_mark) if r.method in ("sendMessage", "editMessageText")
+             and isinstance(r.body, dict) and str(r.body.get("chat_id")) == str(user)]
+    assert sum(r.method == "editMessageText" for r in shown) >= 2, "previews stayed on (growing edits)"
+    for r in shown:
+        t = r.text()
+        for i in range(3, len(key) + 1):
+            assert key[:i] not in t, f"{r.method} showed a {i}-character prefix of the key"
+    bodies = "\n".join(r.raw.decode("utf-8", "replace") for r in g.telegram.requests)
+    assert leaked(bodies, key) is None
+    held = wait_events(g.eventlog_root, lambda e: e["event"] == "message:sent" and e["chat_id"] == str(user)
+                       and (e.get("dlp") or {}).get("held_back", 0) > 0)
+    assert held, "at least one preview was cut back"
+    assert leaked(all_bytes(g.eventlog_root), key) is None
+
+
+def test_d_edits_callbacks_reactions_and_unaddressed_group_messages_are_logged(patched: Gateway) -> None:
+    g = patched
+    user = g.new_user()
+    tg = g.telegram
+    marker = f"tapd{secrets.token_hex(4)}"
+    g.llm.script(f"ok {marker}", when=marker)
+    original = g.send_dm(f"first {marker}", user)
+    ids = {
+        "edited_message": tg.send_edit(original["message"], f"first, edited {marker}")["update_id"],
+        "callback_query": tg.send_callback(user_id=user, data=f"cb-{marker}")["update_id"],
+        "message_reaction": tg.send_reaction(user_id=user, chat_id=user,
+                                             message_id=original["message"]["message_id"])["update_id"],
+        "message": tg.send_group(f"just chatting {marker}", user_id=user, chat_id=-1000000000000 - user,
+                                 mention_bot=False)["update_id"],
+    }
+    want = set(ids.values())
+    got = wait_events(g.eventlog_root, lambda e: e["event"] == "message:received" and e.get("update_id") in want,
+                      n=len(want), timeout=120)
+    by_id = {e["update_id"]: e for e in got}
+    assert set(by_id) == want
+    for kind, uid in ids.items():
+        assert by_id[uid]["update_type"] == kind
+    assert by_id[ids["message"]]["chat_id"] == str(-1000000000000 - user)
+    assert by_id[ids["callback_query"]]["chat_id"] == str(user)
+
+
+def test_e_scanner_fault_refuses_the_call_and_alerts(patched_fault: Gateway) -> None:
+    g = patched_fault
+    user = g.new_user()
+    marker = f"tape{secrets.token_hex(4)}"
+    reply_text = f"Reply {marker} that must not leave."
+    g.llm.script(reply_text, when=marker)
+    llm_mark, tg_mark = g.llm.mark(), g.telegram.mark()
+    g.send_dm(f"hi {marker}", user)
+    g.llm.wait_for(lambda r: marker in r.last_user_text(), since=llm_mark, timeout=180)
+    alerts = wait_events(g.eventlog_root, lambda e: e["event"] == "dlp:alert" and e["chat_id"] == str(user)
+                         and e["rule"] == "scanner-error", sub="dlp", timeout=120)
+    assert alerts, "a scanner-error alert for the refused reply"
+    time.sleep(3.0)
+    out = [r for r in g.telegram.calls(since=tg_mark) if marker in r.raw.decode("utf-8", "replace")]
+    assert out == [], "the reply was forwarded although the scanner failed"
+    refused = [e for e in events(g.eventlog_root) if e["event"] == "message:sent" and e["chat_id"] == str(user)]
+    assert refused and all(e["outcome"]["ok"] is False and "payload" not in e for e in refused)
+
+
+def test_f_audit_after_running_then_revert_restores_every_byte(patched_dir: Path, patched: Gateway,
+                                                                openclaw_install: tuple[Path, Path]) -> None:
+    # the tree the user runs: the gateway has started from it (first-start lifecycle included)
+    assert patched.alive
+    a = subprocess.run([sys.executable, "-m", "eventlog", "patch", "audit", "--openclaw", str(patched_dir), "--json"],
+                       capture_output=True, text=True)
+    assert a.returncode == 0, a.stdout + a.stderr
+    assert orjson.loads(a.stdout)["ok"] is True
+    r = subprocess.run([sys.executable, "-m", "eventlog", "patch", "revert", "--openclaw", str(patched_dir)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    diff = same_bytes(openclaw_install[1], patched_dir)
+    # only what OpenClaw's own first start does may differ: the lifecycle marker it removes
+    assert set(diff) <= {".openclaw-lifecycle-pending"}, diff
+    assert not (patched_dir / "eventlog-tap").exists()
