@@ -1,8 +1,10 @@
 // File-level building blocks of the JS writer: the cross-process lock of docs/log-format.md ("Locking";
 // eventlog/lock.py is the other side — Node has no flock(2), so both languages share this O_EXCL protocol), and the
 // chain-tail reader. Everything is async so the gateway's event loop never waits on the disk.
+import * as fs from "node:fs";
 import { constants as C } from "node:fs";
 import { mkdir, open, readFile, rmdir, stat, unlink } from "node:fs/promises";
+import { promisify } from "node:util";
 import { EventlogError } from "./writer-format.mjs";
 
 const STALE_EMPTY_MS = 2000;
@@ -111,4 +113,27 @@ export async function readLastLine(fh, size) {
     await fh.read(chunk, 0, n, pos);
     buf = Buffer.concat([chunk, buf]);
   }
+}
+
+const p = { open: promisify(fs.open), read: promisify(fs.read), write: promisify(fs.write), fstat: promisify(fs.fstat),
+  fsync: promisify(fs.fsync), ftruncate: promisify(fs.ftruncate), close: promisify(fs.close) };
+
+/** A file descriptor with FileHandle's async methods. Why not a FileHandle: the writer keeps log files open across
+ * appends, and Node 26 turns a FileHandle collected while open into an uncaught error; a plain fd cannot do that. */
+export class Fd {
+  constructor(fd) { this.fd = fd; }
+  read(buffer, offset, length, position) { return p.read(this.fd, buffer, offset, length, position); }
+  write(buffer, offset, length) { return p.write(this.fd, buffer, offset, length, null); }
+  stat() { return p.fstat(this.fd); }
+  sync() { return p.fsync(this.fd); }
+  truncate(len) { return p.ftruncate(this.fd, len); }
+  async close() {
+    const fd = this.fd;
+    this.fd = -1;
+    if (fd >= 0) await p.close(fd);
+  }
+}
+
+export async function openFd(path, flags, mode = 0o600) {
+  return new Fd(await p.open(path, flags, mode));
 }

@@ -25,7 +25,7 @@ import { dirname, join } from "node:path";
 import {
   BadEvent, EventlogError, dayRelpath, encodeWithPrev, genesis, lineHash, newId, nowTs, parseRelpath, prepare,
 } from "./writer-format.mjs";
-import { readLastLine, withFileLock, writeAll } from "./writer-io.mjs";
+import { openFd, readLastLine, withFileLock, writeAll } from "./writer-io.mjs";
 import { checkAgainstSeal, sealBefore, sealRecord, sealedRecord } from "./writer-seal.mjs";
 
 export { BadEvent, EventlogError } from "./writer-format.mjs";
@@ -34,6 +34,9 @@ export const FSYNC_POLICIES = ["always", "batch", "never"];
 // Events are encoded once, before the lock, with this stand-in for `prev`; the real hash (same length) is put in under
 // the lock. Random per process, so no value inside an event can be mistaken for it.
 const PLACEHOLDER = randomBytes(32).toString("hex");
+// Open handles kept per file (a file is never replaced, only appended to or truncated by a repair), so an append
+// costs the lock, one stat, the write (and fsync) — not an open/close pair too.
+const MAX_HANDLES = 32;
 
 /** --root is the caller's; then $EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~/.openclaw/eventlog (as in Python). */
 export function resolveRoot(env = process.env) {
@@ -51,6 +54,8 @@ class EventLog {
     this.tails = new Map(); // relpath → {ino, size, last}: skips re-reading the tail when nobody else wrote
     this.queues = new Map(); // relpath → {items: [], running: bool}
     this.sealCache = new Map();
+    this.handles = new Map(); // relpath → {fh, ino}, most recently used last
+    this.knownDirs = new Set(); // directories seen to exist: no stat per append
   }
 
   /** Append one event to its chat/day file → Promise of the stored event. */
@@ -137,28 +142,65 @@ class EventLog {
   }
 
   async openFile(path) {
-    const flags = C.O_RDWR | C.O_APPEND;
-    try { return [await open(path, flags), false]; } catch (e) { if (e.code !== "ENOENT") throw e; }
+    const flags = C.O_RDWR | C.O_APPEND; // libuv adds O_CLOEXEC itself
+    try { return [await openFd(path, flags), false]; } catch (e) { if (e.code !== "ENOENT") throw e; }
     let fh;
     try {
-      fh = await open(path, flags | C.O_CREAT | C.O_EXCL, 0o600);
+      fh = await openFd(path, flags | C.O_CREAT | C.O_EXCL, 0o600);
     } catch (e) {
-      if (e.code === "EEXIST") return [await open(path, flags), false];
+      if (e.code === "EEXIST") return [await openFd(path, flags), false];
       throw e;
     }
     await this.fsyncDir(dirname(path));
     return [fh, true];
   }
 
+  /** The open handle for `rel` and the path's current stat; reopened when the path no longer names that file. */
+  async handleFor(rel, path) {
+    let st = null;
+    try { st = await stat(path); } catch (e) { if (e.code !== "ENOENT") throw e; }
+    const cached = this.handles.get(rel);
+    if (cached && st && cached.ino === st.ino) {
+      this.handles.delete(rel); // re-insert: Map order is the LRU order
+      this.handles.set(rel, cached);
+      return [cached.fh, st, false];
+    }
+    if (cached) {
+      this.handles.delete(rel);
+      await cached.fh.close().catch(() => {});
+    }
+    const [fh, created] = await this.openFile(path);
+    st = await fh.stat();
+    this.handles.set(rel, { fh, ino: st.ino });
+    if (this.handles.size > MAX_HANDLES) {
+      const [oldRel, old] = this.handles.entries().next().value;
+      this.handles.delete(oldRel);
+      await old.fh.close().catch(() => {});
+    }
+    return [fh, st, created];
+  }
+
   async writeGroup(rel, items) {
-    let created = await this.ensureDirs(rel);
     const path = join(this.root, rel);
+    const dir = dirname(path);
+    let created = false;
+    if (!this.knownDirs.has(dir)) created = await this.ensureDirs(rel);
     await withFileLock(path + ".lock", async () => {
-      const [fh, fileCreated] = await this.openFile(path);
+      let fh, st, fileCreated;
+      try {
+        [fh, st, fileCreated] = await this.handleFor(rel, path);
+      } catch (err) {
+        if (err.code !== "ENOENT") throw err;
+        this.knownDirs.delete(dir); // the directory went away under us: make it again
+        created = await this.ensureDirs(rel);
+        [fh, st, fileCreated] = await this.handleFor(rel, path);
+      }
+      this.knownDirs.add(dir);
       created = created || fileCreated;
       try {
         const extra = [];
-        let prev = await this.chainTail(fh, rel, extra);
+        let prev = await this.chainTail(fh, st, rel, extra);
+        if (extra.length) st = await fh.stat(); // a torn tail was cut off
         const isDay = rel.startsWith("raw/");
         const sealed = isDay && !fileCreated ? await sealedRecord(this, rel) : null;
         if (sealed) await checkAgainstSeal(fh, rel, sealed);
@@ -169,25 +211,27 @@ class EventLog {
           prev = lineHash(line);
           lines.push(Buffer.from(line + "\n", "utf8"));
         }
+        const data = lines.length === 1 ? lines[0] : Buffer.concat(lines);
         if (this.fsync === "always") {
           for (const b of lines) { await writeAll(fh, b); await fh.sync(); }
         } else {
-          await writeAll(fh, Buffer.concat(lines));
+          await writeAll(fh, data);
           if (this.fsync === "batch") await fh.sync();
         }
-        const st = await fh.stat({ bigint: false });
-        this.tails.set(rel, { ino: st.ino, size: st.size, last: prev });
+        // Under the lock nobody else appends: the new size is known without another stat.
+        this.tails.set(rel, { ino: st.ino, size: st.size + data.length, last: prev });
         if (sealed) {
           // The day was sealed and still matched its seal: extend the seal inside the same critical section.
           const p = parseRelpath(rel);
           await this.appendStream(`seals/${p.channel}/${p.chatId}.jsonl`,
-            sealRecord(rel, sealed.lines + lines.length, st.size, prev));
+            sealRecord(rel, sealed.lines + lines.length, st.size + data.length, prev));
         }
       } catch (err) {
         this.tails.delete(rel);
+        const h = this.handles.get(rel);
+        this.handles.delete(rel);
+        if (h) await h.fh.close().catch(() => {});
         throw err;
-      } finally {
-        await fh.close();
       }
     });
     if (created && this.autoseal && rel.startsWith("raw/")) {
@@ -201,9 +245,15 @@ class EventLog {
     }
   }
 
+  /** Close the cached file handles (the writer stays usable: they are reopened on demand). */
+  async close() {
+    const all = [...this.handles.values()];
+    this.handles.clear();
+    await Promise.all(all.map((h) => h.fh.close().catch(() => {})));
+  }
+
   /** The hash to chain from; a torn tail is moved aside first and its log:repair event put into `extra`. */
-  async chainTail(fh, rel, extra) {
-    const st = await fh.stat();
+  async chainTail(fh, st, rel, extra) {
     const cached = this.tails.get(rel);
     if (cached && cached.ino === st.ino && cached.size === st.size) return cached.last;
     if (st.size === 0) return genesis(rel);
