@@ -18,7 +18,8 @@ import hashlib
 import os
 import re
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -49,6 +50,25 @@ class Unit:
     parquet: Path
     rows: int
     sources: dict[str, int]  # relpath → size in bytes when compacted
+    dirs: dict[str, int] = field(default_factory=dict)  # chat-month dir relpath → its mtime_ns when compacted
+    _by_dir: dict[str, list[str]] | None = None
+
+    def dir_files(self, reldir: str) -> list[str]:
+        """The compacted day files of one chat-month directory."""
+        if self._by_dir is None:
+            self._by_dir = {}
+            for rel in self.sources:
+                self._by_dir.setdefault(rel.rsplit("/", 1)[0], []).append(rel)
+        return self._by_dir.get(reldir, [])
+
+    def dirs_all(self) -> list[str]:
+        self.dir_files("")
+        return list(self._by_dir or ())
+
+    def in_scope_dir(self, reldir: str, scope: Any) -> bool:
+        chat = reldir.split("/")[3]
+        return not (scope.chats and chat not in scope.chats) and any(
+            self.in_scope(f, scope) for f in self.dir_files(reldir))
 
     def covers_month(self, relpath: str) -> bool:
         parsed = parse_relpath(relpath)
@@ -86,7 +106,8 @@ def load_units(root: Path) -> list[Unit]:
             pq = d / rec["parquet"]
             if not pq.is_file() or pq.stat().st_size != rec["parquet_bytes"]:
                 continue  # a unit whose Parquet is gone or altered is not used
-            out.append(Unit(rec["unit"], pq, rec["rows"], {k: v[0] for k, v in rec["sources"].items()}))
+            out.append(Unit(rec["unit"], pq, rec["rows"], {k: v[0] for k, v in rec["sources"].items()},
+                            rec.get("dirs", {})))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return out
@@ -223,6 +244,16 @@ def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitRes
     sources: dict[str, list[Any]] = {}
     batch: list[dict[str, Any]] = []
     vocab: set[str] = set()
+    # Directory mtimes are taken before any file is read, so a write during the build shows as a change. A directory
+    # touched in the last 2 s is not recorded (mtime granularity is a clock tick): queries stat its files instead.
+    dirs: dict[str, int] = {}
+    now_ns = time.time_ns()
+    for rel, path, _ in files:
+        reldir = rel.rsplit("/", 1)[0]
+        if reldir not in dirs:
+            mt = os.stat(path.parent).st_mtime_ns
+            dirs[reldir] = mt if now_ns - mt > 2_000_000_000 else -1
+    dirs = {k: v for k, v in dirs.items() if v >= 0}
     writer = pq.ParquetWriter(tmp, arrow_schema, compression="zstd")
     try:
         for rel, path, size in files:
@@ -271,7 +302,7 @@ def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitRes
     os.rename(tmp, final)
     record = {"v": UNIT_VERSION, "unit": name, "parquet": final.name, "parquet_bytes": final.stat().st_size,
               "rows": rows, "sha256": digest.hexdigest(), "skipped_lines": skipped,
-              "created": schema.normalize_ts(datetime.now(timezone.utc).isoformat()), "sources": sources}
+              "created": schema.normalize_ts(datetime.now(timezone.utc).isoformat()), "sources": sources, "dirs": dirs}
     rec_tmp = d / f".{name}.json.tmp"
     with open(rec_tmp, "wb") as f:
         f.write(orjson.dumps(record, option=orjson.OPT_SORT_KEYS))

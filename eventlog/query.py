@@ -12,13 +12,15 @@ Why the views are built the way they are (measured on a 1 M-event, 73k-file log,
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .errors import EventlogError
-from .layout import log_files
+from .layout import RAW
+from .schema import CHANNEL_RE, CHAT_ID_RE
 
 if TYPE_CHECKING:  # duckdb costs ~0.35 s to import: only commands that query pay it
     import duckdb
@@ -31,6 +33,8 @@ EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("text", "VARCHAR"), ("method", "VARCHAR"), ("payload", "JSON"), ("outcome", "JSON"), ("dlp", "JSON"),
     ("raw", "JSON"), ("prev", "VARCHAR"),
 )
+_YEAR = re.compile(r"\d{4}")
+_MONTH = re.compile(r"\d\d")
 DLP_FILES = {"dlp_alerts": "dlp/alerts.jsonl", "dlp_reviews": "dlp/reviews.jsonl"}
 
 
@@ -64,33 +68,114 @@ def q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def plan(scope: Scope) -> Sources:
-    """Prune to the scope's day files, then swap in every compaction unit whose sources are unchanged."""
-    from .compact import usable_units  # compact imports this module's schema
+def month_dirs(scope: Scope) -> Iterator[tuple[str, Path, int, int]]:
+    """(relpath, path, year, month) of every chat-month directory in scope, pruned by name like layout.log_files —
+    one level coarser, so a compacted month can be vouched for by one stat of its directory instead of one per file."""
+    raw = scope.root / RAW
+    lo = (scope.since.year, scope.since.month) if scope.since else (0, 0)
+    hi = (scope.until.year, scope.until.month) if scope.until else (9999, 12)
+    for ch in _subdirs(raw, CHANNEL_RE):
+        chats = [c for c in scope.chats if CHAT_ID_RE.fullmatch(c)] if scope.chats else _subdirs(raw / ch / "chats",
+                                                                                                 CHAT_ID_RE)
+        for chat in chats:
+            base = raw / ch / "chats" / chat
+            for y in _subdirs(base, _YEAR):
+                if not lo[0] <= int(y) <= hi[0]:
+                    continue
+                for m in _subdirs(base / y, _MONTH):
+                    if lo <= (int(y), int(m)) <= hi:
+                        yield f"{RAW}/{ch}/chats/{chat}/{y}/{m}", base / y / m, int(y), int(m)
 
-    files = list(log_files(scope.root, chat=list(scope.chats) if scope.chats else None, since=scope.since,
-                           until=scope.until))
-    sizes: dict[str, int] = {}
-    for lf in files:
+
+def _subdirs(path: Path, pattern: "re.Pattern[str]") -> list[str]:
+    try:
+        return sorted(e.name for e in os.scandir(path) if pattern.fullmatch(e.name) and e.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _day_files(path: Path, rel: str, y: int, m: int, scope: Scope) -> dict[str, int]:
+    """relpath → size of the day files in one chat-month directory within the scope's days."""
+    out: dict[str, int] = {}
+    try:
+        entries = list(os.scandir(path))
+    except FileNotFoundError:
+        return out
+    for e in entries:
+        name = e.name
+        if len(name) != 8 or not name.endswith(".jsonl") or not name[:2].isdigit():
+            continue
         try:
-            sizes[lf.relpath] = os.stat(lf.path).st_size
+            day = date(y, m, int(name[:2]))
+        except ValueError:
+            continue
+        if (scope.since and day < scope.since) or (scope.until and day > scope.until):
+            continue
+        try:
+            out[f"{rel}/{name}"] = e.stat().st_size
         except FileNotFoundError:
             continue
-    covered: set[str] = set()
+    return out
+
+
+def _in_days(rel: str, scope: Scope) -> bool:
+    if not scope.since and not scope.until:
+        return True
+    day = date(int(rel[-16:-12]), int(rel[-11:-9]), int(rel[-8:-6]))
+    return not ((scope.since and day < scope.since) or (scope.until and day > scope.until))
+
+
+def plan(scope: Scope) -> Sources:
+    """Prune to the scope's day files, then swap in every compaction unit whose sources are unchanged.
+
+    A chat-month directory whose mtime equals the one its unit recorded is taken as unchanged without listing it:
+    every writer (Python and JS) creates and removes `<file>.lock` in that directory for each append
+    (docs/log-format.md), so any append, new day file or torn-tail repair moves the directory's mtime. Other
+    directories are listed and their files' sizes compared with the unit's record."""
+    from .compact import usable_units  # compact imports this module's schema
+
+    units = {u.name: u for u in usable_units(scope.root, scope.since, scope.until)}
     src = Sources()
-    for unit in usable_units(scope.root, scope.since, scope.until):
-        mine = {rel: n for rel, n in sizes.items() if unit.covers_month(rel)}
-        # A unit is usable for this scope if every in-scope file it covers is unchanged. Files of the month it does not
-        # cover (a chat's first event landing in an already compacted month) are read from JSONL beside it.
-        changed = [rel for rel, n in mine.items() if rel in unit.sources and unit.sources[rel] != n]
-        missing = [rel for rel in unit.sources if rel not in sizes and unit.in_scope(rel, scope)]
-        if changed or missing:
-            src.stale.append(unit.name)
+    jsonl: list[str] = []
+    stale: set[str] = set()
+    unit_files: dict[str, list[str]] = {}
+    seen_dirs: dict[str, set[str]] = {}
+    for rel, path, y, m in month_dirs(scope):
+        unit = units.get(f"{y:04d}-{m:02d}")
+        if unit is None:
+            jsonl.extend(_day_files(path, rel, y, m, scope))
             continue
-        src.parquet.append(str(unit.parquet))
-        covered.update(rel for rel in mine if rel in unit.sources)
-    src.jsonl = [str(scope.root / rel) for rel in sizes if rel not in covered]
-    src.covered = sorted(covered)
+        seen_dirs.setdefault(unit.name, set()).add(rel)
+        files = unit.dir_files(rel)
+        try:
+            fresh = unit.dirs.get(rel) is not None and os.stat(path).st_mtime_ns == unit.dirs[rel]
+        except FileNotFoundError:
+            fresh = False
+        if fresh:
+            unit_files.setdefault(unit.name, []).extend(f for f in files if _in_days(f, scope))
+            continue
+        current = _day_files(path, rel, y, m, scope)
+        for f, size in current.items():
+            if f in unit.sources:
+                if unit.sources[f] != size:
+                    stale.add(unit.name)
+                unit_files.setdefault(unit.name, []).append(f)
+            else:  # a day file the unit never saw (e.g. a chat's first event in a compacted month): read beside it
+                jsonl.append(f)
+        if any(f not in current and _in_days(f, scope) for f in files):
+            stale.add(unit.name)  # a compacted file disappeared
+    for name, unit in units.items():
+        # A compacted chat-month directory that vanished (in scope) also makes the unit unusable.
+        if any(unit.in_scope_dir(d, scope) and d not in seen_dirs.get(name, ()) for d in unit.dirs_all()):
+            stale.add(name)
+        if name in stale:
+            src.stale.append(name)
+            jsonl.extend(unit_files.get(name, []))
+        elif unit_files.get(name):
+            src.parquet.append(str(unit.parquet))
+            src.covered.extend(unit_files[name])
+    src.jsonl = [str(scope.root / rel) for rel in sorted(jsonl)]
+    src.covered.sort()
     for view, rel in DLP_FILES.items():
         if (scope.root / rel).is_file():
             src.dlp[view] = str(scope.root / rel)
