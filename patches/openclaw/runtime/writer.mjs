@@ -7,6 +7,7 @@
 //   const stored = await log.append(event);          // → the stored event: v, id, ts (normalised), prev filled
 //   await log.appendStream("dlp/alerts.jsonl", alert); // a non-partitioned chained stream under the root
 //   await log.appendMany([e1, e2]);                  // validated all-or-nothing before anything is written
+//   await log.close();                               // closes the cached file descriptors (optional; reopened on use)
 // `event` needs event, channel, chat_id, ts; everything else is kept. Bad input rejects with BadEvent (nothing
 // written). The returned promise settles once the line is durable under the fsync policy:
 //   always — write + fsync per event; a resolved append survives power loss.
@@ -14,6 +15,9 @@
 //            write() and one fsync(); a resolved append survives power loss, concurrent appends share the fsync.
 //   never  — write() only; a resolved append survives a crash of the gateway, not of the machine (the kernel's
 //            writeback window, ~30 s on Linux defaults).
+// Errors: BadEvent (input; code EVENTLOG_BAD_EVENT), LockTimeout (30 s), DamagedLog (appending to a sealed day that no
+// longer matches its seal), or the fs error itself (EACCES, ENOSPC …) — the append rejects, nothing half-written stays
+// visible as a line (a torn tail is repaired by the next append, in either language).
 // Directories are created 0700 and files 0600, and the parent directory is fsynced after creating either (except
 // under `never`). Across processes (the Python CLI, another gateway) the `<file>.lock` protocol of the format doc
 // keeps each file's chain linear; inside this process, one queue per file does.
