@@ -1,7 +1,6 @@
 """Store commands: init, path, append, verify, seal, stats."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -45,26 +44,34 @@ def path(root: Path, as_json: bool) -> None:
             click.echo(f"{name:<14} {p}" + (f"   ({note})" if note else ""))
 
 
-def _read_batches(fd: int, chunk: int = 1 << 20):
-    """Yield (first line number, [complete lines]) per read(): all lines one read() returns form one batch — that is
-    the group commit of --fsync batch. A line longer than the limit is rejected before it is buffered whole."""
+def _read_batches(stream, chunk: int = 1 << 20, hold: int = 8 << 20):
+    """Yield (first line number, [complete lines]) batches — the group commit of --fsync batch. A batch is what has
+    arrived when a read() ends on a line boundary (a producer's write), or 8 MiB of lines; while a line is still
+    incomplete, the lines before it are held, so a bad or oversize line rejects its whole write."""
     from ..schema import MAX_LINE
 
     carry = b""
     lineno = 1
+    held: list[bytes] = []
+    held_bytes = 0
     while True:
-        data = os.read(fd, chunk)
+        data = stream.read1(chunk)  # what one read() returns: no waiting for a full chunk
         if not data:
             break
         parts = (carry + data).split(b"\n")
         carry = parts.pop()
         if len(carry) > MAX_LINE:
-            raise BadEvent(f"stdin line {lineno + len(parts)}: line longer than {MAX_LINE} bytes")
-        if parts:
-            yield lineno, parts
-            lineno += len(parts)
+            raise BadEvent(f"stdin line {lineno + len(held) + len(parts)}: line longer than {MAX_LINE} bytes")
+        held += parts
+        held_bytes += len(data)
+        if held and (not carry or held_bytes > hold):
+            yield lineno, held
+            lineno += len(held)
+            held, held_bytes = [], 0
     if carry.strip():
-        yield lineno, [carry]
+        held.append(carry)
+    if held:
+        yield lineno, held
 
 
 @cli.command()
@@ -83,7 +90,7 @@ def append(root: Path, fsync: str, ack: bool) -> None:
 
     log = EventLog(root, fsync=fsync)
     out = sys.stdout.buffer
-    for first, lines in _read_batches(sys.stdin.fileno()):
+    for first, lines in _read_batches(sys.stdin.buffer):
         numbers, events = [], []
         for i, line in enumerate(lines):
             if not line.strip():

@@ -1,0 +1,55 @@
+"""Benchmark plumbing: each case runs in a fresh process; wall time and its peak RSS (ru_maxrss from wait4)."""
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_measured(cmd: list[str], stdin_path: str | None = None, env: dict | None = None,
+                 cwd: Path = REPO, ok_codes: tuple[int, ...] = (0, 1)) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS in MB, stdout) of one child process."""
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                         env={**os.environ, **(env or {})})
+    bufs: dict[str, bytes] = {}
+
+    def drain(name: str, stream) -> None:
+        bufs[name] = stream.read()
+
+    threads = [threading.Thread(target=drain, args=(n, s)) for n, s in (("out", p.stdout), ("err", p.stderr))]
+    for t in threads:
+        t.start()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    for t in threads:
+        t.join()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if stdin_path:
+        stdin.close()
+    if p.returncode not in ok_codes:
+        raise RuntimeError(f"{' '.join(map(str, cmd[:4]))} failed ({p.returncode}): {bufs['err'].decode()[-800:]}")
+    return wall, usage.ru_maxrss / 1024, bufs["out"].decode()
+
+
+def median_of(fn, repeat: int = 3) -> tuple[float, float, str]:
+    """Median wall over `repeat` runs of fn() → (median wall, max peak RSS MB, last stdout)."""
+    walls, rss, out = [], [], ""
+    for _ in range(repeat):
+        w, r, out = fn()
+        walls.append(w)
+        rss.append(r)
+    return statistics.median(walls), max(rss), out
+
+
+def table(rows: list[dict], cols: list[str]) -> str:
+    widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths))]
+    lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(cols, widths)) for r in rows]
+    return "\n".join(lines)

@@ -1,0 +1,157 @@
+"""Store benchmark: append throughput per fsync policy beside a plain orjson+write baseline; read throughput beside cat.
+
+Each case runs in its own process (peak RSS per case); throughput is timed inside the process, median of 3 runs.
+Usage: python tools/bench/store.py [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import median_of, run_measured, table  # noqa: E402
+
+
+def make_events(n: int) -> list[dict]:
+    chats = [str(-1001000000000 - i) for i in range(20)]
+    out = []
+    for i in range(n):
+        chat = chats[i % len(chats)]
+        text = f"Сообщение {i}: обсудили договор и staging deploy, see https://example.org/x/{i} 👍"
+        out.append({
+            "event": "message:received", "channel": "telegram", "account": "default", "chat_id": chat,
+            "ts": f"2026-11-30T12:{(i // 60000) % 60:02d}:{(i // 1000) % 60:02d}.{i % 1000:03d}Z",
+            "direction": "in", "update_id": 500000 + i, "message_id": 1000 + i, "text": text,
+            "from": {"id": 7000 + i % 50, "username": f"user{i % 50}", "name": "Иван Петров"},
+            "raw": {"update_id": 500000 + i, "message": {"message_id": 1000 + i, "date": 1796000000 + i,
+                    "chat": {"id": int(chat), "type": "supergroup"}, "text": text}},
+        })
+    return out
+
+
+def child(case: str, n: int, d: str) -> None:
+    import orjson
+
+    events = make_events(n)
+    t0 = time.perf_counter()
+    if case.startswith("baseline"):
+        fd = os.open(os.path.join(d, "base.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        for ev in events:
+            os.write(fd, orjson.dumps(ev) + b"\n")
+            if case == "baseline-fsync":
+                os.fsync(fd)
+        os.close(fd)
+    elif case == "baseline-buffered":
+        with open(os.path.join(d, "base.jsonl"), "ab") as f:
+            for ev in events:
+                f.write(orjson.dumps(ev) + b"\n")
+    elif case.startswith("eventlog-"):
+        from eventlog.writer import EventLog
+
+        _, policy, mode = case.split("-")
+        log = EventLog(d, fsync=policy)
+        if mode == "batch1000":
+            for i in range(0, n, 1000):
+                log.append_many(events[i:i + 1000])
+        else:
+            for ev in events:
+                log.append(ev)
+    elif case == "read-eventlog":
+        from eventlog.reader import iter_events
+
+        n = sum(1 for _ in iter_events(Path(d)))
+    elif case == "read-orjson-lines":
+        from eventlog.layout import log_files
+
+        n = 0
+        for lf in log_files(Path(d)):
+            with open(lf.path, "rb") as f:
+                for line in f:
+                    orjson.loads(line)
+                    n += 1
+    secs = time.perf_counter() - t0
+    print(json.dumps({"events": n, "seconds": secs}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child", nargs=3, metavar=("CASE", "N", "DIR"))
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    if args.child:
+        child(args.child[0], int(args.child[1]), args.child[2])
+        return
+    n_fast = 20_000 if args.quick else 100_000
+    n_sync = 300 if args.quick else 2_000
+    rows = []
+    results = {}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-store-", dir=os.environ.get("BENCH_TMP")))
+    try:
+        def case(name: str, n: int, keep: bool = False) -> dict:
+            def once():
+                d = tmp / name
+                if not keep:
+                    shutil.rmtree(d, ignore_errors=True)
+                d.mkdir(exist_ok=True)
+                w, rss, out = run_measured([sys.executable, __file__, "--child", name, str(n), str(d)])
+                r = json.loads(out)
+                return r["seconds"], rss, out
+
+            secs, rss, out = median_of(once)
+            r = json.loads(out)
+            row = {"case": name, "events": r["events"], "median_s": f"{secs:.3f}",
+                   "events_per_s": f"{r['events'] / secs:,.0f}", "peak_rss_mb": f"{rss:.0f}"}
+            results[name] = r["events"] / secs
+            rows.append(row)
+            return row
+
+        case("baseline-write", n_fast)
+        case("baseline-buffered", n_fast)
+        case("eventlog-never-batch1000", n_fast)
+        case("eventlog-never-single", n_fast)
+        case("eventlog-batch-batch1000", n_fast)
+        case("baseline-fsync", n_sync)
+        case("eventlog-always-batch1000", n_sync)
+        case("eventlog-batch-single", n_sync)
+        # read: a log of n_fast events written once, then read back
+        rd = tmp / "readlog"
+        rd.mkdir()
+        run_measured([sys.executable, __file__, "--child", "eventlog-never-batch1000", str(n_fast), str(rd)])
+        shutil.copytree(rd, tmp / "read-eventlog")
+        shutil.copytree(rd, tmp / "read-orjson-lines")
+        case("read-eventlog", 0, keep=True)
+        case("read-orjson-lines", 0, keep=True)
+        files = [str(p) for p in rd.rglob("*.jsonl")]
+        size = sum(os.path.getsize(f) for f in files)
+        cat_s, cat_rss, _ = median_of(lambda: run_measured(["sh", "-c", 'cat "$@" > /dev/null', "cat", *files]))
+        rows.append({"case": "read-cat", "events": results["read-eventlog"] and n_fast, "median_s": f"{cat_s:.3f}",
+                     "events_per_s": f"{n_fast / cat_s:,.0f}", "peak_rss_mb": f"{cat_rss:.0f}"})
+        results["read-cat"] = n_fast / cat_s
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("## Store benchmark (median of 3; each case in a fresh process)")
+    print(table(rows, ["case", "events", "median_s", "events_per_s", "peak_rss_mb"]))
+    ratios = {
+        "writer(never, batches of 1000) / baseline write": results["eventlog-never-batch1000"] / results["baseline-write"],
+        "writer(never, one event per call) / baseline write": results["eventlog-never-single"] / results["baseline-write"],
+        "group commit (batch) / always": results["eventlog-batch-batch1000"] / results["eventlog-always-batch1000"],
+        "always / baseline fsync per event": results["eventlog-always-batch1000"] / results["baseline-fsync"],
+        "read eventlog / cat": results["read-eventlog"] / results["read-cat"],
+        "read eventlog / plain orjson line loop": results["read-eventlog"] / results["read-orjson-lines"],
+    }
+    print("\nratios (goal: writer ≥ 0.80 of baseline without fsync; batch ≥ 10× always)")
+    for k, v in ratios.items():
+        print(f"  {k:<55} {v:6.2f}")
+    print(json.dumps({"bench": "store", "ratios": ratios, "events_per_s": results}))
+
+
+if __name__ == "__main__":
+    main()
