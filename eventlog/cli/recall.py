@@ -190,3 +190,49 @@ def _human(h: "object", paint: bool) -> str:
     mark = ":" if h.kind == "match" else "-"  # type: ignore[attr-defined]
     head = f"{ev.get('chat_id')} {ev.get('ts')} {ev.get('direction') or '?':<3} {who}"
     return (click.style(head, fg="magenta") if paint else head) + f"{mark} {body}"
+
+
+@cli.command()
+@click.option("-f", "--follow", is_flag=True, help="Keep printing events as they are appended (Ctrl-C to stop).")
+@click.option("-n", "--lines", "count", type=click.IntRange(0), default=10, show_default=True,
+              help="How many of the last events to print first.")
+@click.option("--json", "as_json", is_flag=True, help="One event object per line (JSON Lines).")
+@_chat_option
+@root_option
+@handle_errors
+def tail(follow: bool, count: int, as_json: bool, chats: tuple[str, ...], root: Path) -> None:
+    """Print the last events of the log, and with -f every event as it is appended — new chats and the switch to a
+    new day file included. Event-driven (inotify via watchdog), no polling."""
+    from .. import follow as fw
+    from .common import emit_json
+
+    ensure_root(root)
+    paint = sys.stdout.isatty() and not as_json
+
+    def show(e: "fw.Emitted") -> None:
+        if as_json:
+            emit_json(e.event)
+        else:
+            click.echo(_tail_line(e.event, paint))
+        sys.stdout.flush()
+
+    last = fw.last_events(root, count, chats or None)
+    for e in last:
+        show(e)
+    if not follow:
+        sys.exit(0 if last else 1)
+    f = fw.Follower(root, show, chats or None)
+    n = f.start()
+    click.echo(f"eventlog: following {n} file(s) under {root} (Ctrl-C to stop)", err=True)
+    try:
+        f.run()
+    finally:
+        f.stop()
+
+
+def _tail_line(ev: dict, paint: bool) -> str:
+    frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
+    who = frm.get("username") or frm.get("name") or frm.get("id") or ""
+    text = ev.get("text") if isinstance(ev.get("text"), str) else ""
+    head = f"{ev.get('chat_id')} {ev.get('ts')} {ev.get('event')} {ev.get('direction') or '-'} {who}".rstrip()
+    return (click.style(head, fg="magenta") if paint else head) + (": " + text.replace("\n", "\\n") if text else "")

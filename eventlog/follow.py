@@ -1,0 +1,203 @@
+"""`eventlog tail [-f]`: the last events, then every event as it is appended — across new chats and the midnight switch
+to a new day file.
+
+Following is event-driven (watchdog → inotify on Linux), never a polling loop: a change to a day file wakes the reader,
+which reads from its last offset to the last complete line. A partial line (a writer mid-write, or a torn tail) is left
+for later and never emitted; a repair that truncates it does not disturb the offset. When a directory appears (a new
+chat, month or year) it is scanned at once, because a file created inside it can beat the watch on it.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import orjson
+
+from .layout import RAW, log_files, parse_relpath
+
+
+@dataclass
+class Emitted:
+    relpath: str
+    line: int
+    event: dict[str, Any]
+
+
+def last_events(root: Path, n: int, chats: Iterable[str] | None = None) -> list[Emitted]:
+    """The last `n` events by time (ts, then id) of the chats in scope, reading only the newest day files needed."""
+    from .reader import iter_lines
+
+    if n <= 0:
+        return []
+    by_day: dict[Any, list[Any]] = {}
+    for lf in log_files(root, chat=list(chats) if chats else None):
+        by_day.setdefault(lf.day, []).append(lf)
+    out: list[Emitted] = []
+    for day in sorted(by_day, reverse=True):
+        for lf in by_day[day]:
+            for num, line in iter_lines(lf.path, lf.relpath):
+                try:
+                    ev = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(ev, dict):
+                    out.append(Emitted(lf.relpath, num, ev))
+        if len(out) >= n:  # every earlier day holds only earlier events (files are per UTC day of ts)
+            break
+    out.sort(key=lambda e: (str(e.event.get("ts", "")), str(e.event.get("id", ""))))
+    return out[-n:]
+
+
+class Follower:
+    """Watches `root/raw` and hands every newly appended complete line's event to `on_event`."""
+
+    def __init__(self, root: Path, on_event: Callable[[Emitted], None], chats: Iterable[str] | None = None) -> None:
+        self.root = root
+        self.raw = root / RAW
+        self.chats = set(chats) if chats else None
+        self.on_event = on_event
+        self.offsets: dict[str, int] = {}
+        self.lines: dict[str, int] = {}
+        self._wake: "queue.Queue[str | None]" = queue.Queue()
+        self._observer: Any = None
+
+    # -- which files --------------------------------------------------------------------------------------------
+    def _relpath(self, path: str) -> str | None:
+        try:
+            rel = Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        parsed = parse_relpath(rel)
+        if not parsed or (self.chats is not None and parsed[1] not in self.chats):
+            return None
+        return rel
+
+    def start(self) -> int:
+        """Record where every existing file ends (following starts there) and start watching. Returns the file count."""
+        from watchdog.observers import Observer
+
+        for lf in log_files(self.root, chat=list(self.chats) if self.chats else None):
+            size = os.stat(lf.path).st_size
+            self.offsets[lf.relpath] = self._complete_end(lf.path, size)
+            self.lines[lf.relpath] = -1  # unknown until needed: counted lazily on first read
+        self._observer = Observer()
+        handler = _Handler(self._wake)
+        if self.raw.is_dir():
+            self._observer.schedule(handler, str(self.raw), recursive=True)
+        else:  # no log yet: watch the root until raw/ appears
+            self._observer.schedule(handler, str(self.root), recursive=True)
+        self._observer.start()
+        # Files created between the listing and the watch: one rescan closes the gap.
+        self._scan(self.raw)
+        return len(self.offsets)
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+        self._wake.put(None)
+
+    @staticmethod
+    def _complete_end(path: Path, size: int) -> int:
+        """Offset just after the last newline at or before `size` (a partial last line is not yet an event)."""
+        if size == 0:
+            return 0
+        with open(path, "rb") as f:
+            pos = size
+            while pos > 0:
+                n = min(65536, pos)
+                f.seek(pos - n)
+                chunk = f.read(n)
+                i = chunk.rfind(b"\n")
+                if i >= 0:
+                    return pos - n + i + 1
+                pos -= n
+        return 0
+
+    # -- reading ------------------------------------------------------------------------------------------------
+    def _scan(self, directory: Path) -> None:
+        if not directory.is_dir():
+            return
+        for dirpath, _, names in os.walk(directory):
+            for name in sorted(names):
+                if name.endswith(".jsonl"):
+                    self._read(os.path.join(dirpath, name))
+
+    def _read(self, path: str) -> None:
+        rel = self._relpath(path)
+        if rel is None:
+            return
+        start = self.offsets.get(rel, 0)
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size < start:  # truncated (a torn tail was moved aside): resume at what is left
+                    start = self._complete_end(Path(path), size)
+                    self.offsets[rel] = start
+                    return
+                f.seek(start)
+                data = f.read(size - start)
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            return
+        if self.lines.get(rel, 0) < 0:
+            with open(path, "rb") as f:
+                self.lines[rel] = f.read(start).count(b"\n")
+        num = self.lines.get(rel, 0)
+        for line in data[:end].split(b"\n")[:-1]:
+            num += 1
+            try:
+                ev = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(ev, dict):
+                self.on_event(Emitted(rel, num, ev))
+        self.lines[rel] = num
+        self.offsets[rel] = start + end
+
+    def run(self, stop: threading.Event | None = None) -> None:
+        """Block, delivering events, until stop() is called (or `stop` is set: checked twice a second, for callers
+        that run this on a thread)."""
+        while not (stop and stop.is_set()):
+            try:
+                item = self._wake.get(timeout=0.5 if stop else None)
+            except queue.Empty:
+                continue
+            if item is None:
+                return
+            kind, _, path = item.partition(":")
+            if kind == "dir":
+                if Path(path) == self.raw or self.raw in Path(path).parents:
+                    self._scan(Path(path))
+                elif not self.raw.is_dir():
+                    continue
+                elif Path(path) in self.raw.parents or Path(path) == self.root:
+                    self._scan(self.raw)
+            elif path.endswith(".jsonl"):
+                self._read(path)
+
+
+class _Handler:
+    """watchdog handler: only pushes paths onto the queue (the reading happens on the caller's thread)."""
+
+    def __init__(self, wake: "queue.Queue[str | None]") -> None:
+        self.wake = wake
+
+    def dispatch(self, event: Any) -> None:
+        kind = event.event_type
+        if kind in ("opened", "closed_no_write", "deleted"):
+            return
+        path = getattr(event, "dest_path", "") or event.src_path
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if event.is_directory:
+            if kind in ("created", "moved"):
+                self.wake.put("dir:" + path)
+        elif path.endswith(".jsonl"):
+            self.wake.put("file:" + path)

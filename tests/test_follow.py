@@ -1,0 +1,116 @@
+"""`eventlog tail -f` in a real process sees events appended by another real process within 1 s — in an existing
+file, in a brand-new chat, across the midnight switch to a new day file — and never emits a partial line."""
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner
+
+from eventlog.cli.main import cli
+from eventlog.writer import EventLog
+
+EVENTLOG = [sys.executable, "-m", "eventlog"]
+APPEND = [sys.executable, "-c", "import sys, orjson; from eventlog.writer import EventLog; "
+          "EventLog(sys.argv[1], fsync='never').append(orjson.loads(sys.argv[2]))"]
+
+
+def ev(chat: str, ts: str, text: str) -> dict:
+    return {"event": "message:received", "channel": "telegram", "chat_id": chat, "ts": ts, "text": text,
+            "direction": "in", "from": {"id": 1, "username": "ann"}}
+
+
+class Tail:
+    def __init__(self, root: Path, *args: str) -> None:
+        self.p = subprocess.Popen(EVENTLOG + ["tail", "-f", "-n", "0", "--json", "--root", str(root), *args],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parent.parent)
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.p.stdout, selectors.EVENT_READ)
+        self.buf = b""
+        # Ready once it says so on stderr (the watch is in place).
+        line = self.p.stderr.readline()
+        assert b"following" in line, line
+
+    def next_event(self, timeout: float) -> dict | None:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.sel.select(left):
+                return None
+            chunk = os.read(self.p.stdout.fileno(), 65536)
+            if not chunk:
+                return None
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        return orjson.loads(line)
+
+    def close(self) -> None:
+        self.p.terminate()
+        self.p.wait(timeout=10)
+
+
+def appended_by_other_process(root: Path, event: dict) -> float:
+    """Append in a separate process; return the moment the append finished."""
+    subprocess.run(APPEND + [str(root), orjson.dumps(event).decode()], check=True,
+                   cwd=Path(__file__).parent.parent)
+    return time.monotonic()
+
+
+def test_tail_follows_other_processes_within_one_second(root):
+    EventLog(root, fsync="never").append(ev("100", "2026-11-29T23:59:58.000Z", "before start"))
+    t = Tail(root)
+    try:
+        cases = [
+            ev("100", "2026-11-29T23:59:59.000Z", "same file"),
+            ev("@newchat", "2026-11-29T23:59:59.500Z", "first event of a new chat"),
+            ev("100", "2026-11-30T00:00:00.100Z", "after midnight: a new day file"),
+            ev("-100777", "2027-01-01T00:00:00.000Z", "new chat, new year, new month directories"),
+        ]
+        for case in cases:
+            done = appended_by_other_process(root, case)
+            got = t.next_event(timeout=5)
+            assert got is not None, f"not seen: {case['text']}"
+            assert time.monotonic() - done < 1.0, f"seen too late: {case['text']}"
+            assert (got["chat_id"], got["text"]) == (case["chat_id"], case["text"])
+        assert t.next_event(timeout=0.3) is None  # nothing twice, nothing from before the start
+    finally:
+        t.close()
+
+
+def test_partial_line_waits_until_it_is_complete_and_chat_filter(root):
+    EventLog(root, fsync="never").append(ev("1", "2026-11-30T01:00:00.000Z", "x"))
+    t = Tail(root, "--chat", "1")
+    try:
+        path = root / "raw/telegram/chats/1/2026/11/30.jsonl"
+        line = EventLog(root, fsync="never").append(ev("1", "2026-11-30T01:00:01.000Z", "whole"))
+        assert t.next_event(timeout=3)["text"] == "whole"
+        # A writer mid-line: nothing is emitted until the newline lands.
+        data = orjson.dumps({**line, "text": "half", "id": "01JA0000000000000000000001"}, option=orjson.OPT_SORT_KEYS)
+        with open(path, "ab") as f:
+            f.write(data[:20])
+            f.flush()
+            assert t.next_event(timeout=0.5) is None
+            f.write(data[20:] + b"\n")
+        assert t.next_event(timeout=3)["text"] == "half"
+        appended_by_other_process(root, ev("2", "2026-11-30T01:00:02.000Z", "other chat"))
+        assert t.next_event(timeout=0.7) is None
+    finally:
+        t.close()
+
+
+def test_tail_without_follow(root):
+    log = EventLog(root, fsync="never")
+    for i in range(5):
+        log.append(ev(str(i % 2), f"2026-11-2{i}T10:00:00.000Z", f"m{i}"))
+    r = CliRunner().invoke(cli, ["tail", "-n", "3", "--json", "--root", str(root)], catch_exceptions=False)
+    assert r.exit_code == 0
+    assert [orjson.loads(x)["text"] for x in r.stdout.splitlines()] == ["m2", "m3", "m4"]
+    r = CliRunner().invoke(cli, ["tail", "--chat", "1", "--root", str(root)], catch_exceptions=False)
+    assert [x.split(": ")[-1] for x in r.stdout.splitlines()] == ["m1", "m3"]
+    r = CliRunner().invoke(cli, ["tail", "--chat", "nobody", "--root", str(root)], catch_exceptions=False)
+    assert r.exit_code == 1
