@@ -84,7 +84,7 @@ def test_review_flow(log) -> None:
     ant = next(a for a in al if a["rule"] == "anthropic-api-key")
     cardal = next(a for a in al if a["rule"] == "payment-card")
 
-    r = run("dlp", "show", ant["id"][:10], "--root", str(root))
+    r = run("dlp", "show", ant["id"][:16], "--root", str(root))  # unique prefix (the first 10 are the ms)
     assert r.exit_code == 0
     assert "my key is [REDACTED:anthropic-api-key] please store it" in r.output
     assert "hi bot" in r.output and "I will not store keys." in r.output and key not in r.output

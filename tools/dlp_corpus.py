@@ -282,8 +282,11 @@ def message(r: random.Random, i: int, pad_to: int = 0) -> dict:
         if html:
             neg = neg.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         b.add(neg + " ")
-    while b.n < pad_to:
-        b.add(r.choice(filler) + (" " if r.random() < 0.8 else "\n"))
+    size = len(b.text().encode())
+    while size < pad_to:  # pad to a size in UTF-8 bytes (a Russian message has twice the bytes per character)
+        piece = r.choice(filler) + (" " if r.random() < 0.8 else "\n")
+        b.add(piece)
+        size += len(piece.encode())
     if html and r.random() < 0.5:
         b.add("<i>" + r.choice(filler).replace("&", "&amp;") + "</i>")
     return {"id": f"m{i:06d}", "text": b.text(), "html": html, "labels": b.labels, "kind": kind}
@@ -300,7 +303,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--pad-to", type=int, default=0, help="pad each message with filler to at least N characters")
+    ap.add_argument("--pad-to", type=int, default=0, help="pad each message with filler to at least N UTF-8 bytes")
     a = ap.parse_args(argv)
     out = sys.stdout
     for m in corpus(a.count, a.seed, a.pad_to):

@@ -11,6 +11,7 @@ conformance corpus:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -68,6 +69,32 @@ def _has_word(part: str, words: list[tuple[str, bool]]) -> bool:
     return False
 
 
+def _trie_pattern(words: list[str]) -> str:
+    """A regex that matches, at each position, the longest of `words` starting there (a trie of alternations)."""
+    trie: dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = True
+
+    def build(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + build(node[ch]) for ch in sorted(k for k in node if k)]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:
+            return "(?:" + "|".join(alts) + ")?"
+        return body
+
+    return build(trie)
+
+
+def _suffix_prefix(k: str, b: str) -> bool:
+    """Some proper suffix of k is a proper prefix of b (b could start inside a match of k and end after it)."""
+    return any(b.startswith(k[i:]) and len(k) - i < len(b) for i in range(1, len(k)))
+
+
 def _get(f: Any, k: str) -> Any:
     return f[k] if isinstance(f, dict) else getattr(f, k)
 
@@ -83,6 +110,13 @@ class Scanner:
                 kw.setdefault(k, []).append(r.index)
         self._kw = [(k, tuple(v)) for k, v in kw.items()]
         self._hb = [r for r in rules.rules if r.holdback]
+        # Prefilter in one regex pass (CPython has no multi-needle search; 80+ `in` checks cost ~0.1 ms per 2.5 KB).
+        # Exactly "some keyword of the rule occurs in the lower-cased text": a trie match K also proves every keyword
+        # inside K; a keyword that could start inside a match and run past its end is checked with `in`.
+        self._trie = re.compile(_trie_pattern(list(kw)))
+        self._closure = {k: frozenset(i for b, idx in kw.items() if b in k for i in idx) for k in kw}
+        self._overlap = [(b, tuple(idx)) for b, idx in kw.items()
+                         if any(_suffix_prefix(k, b) for k in kw if b not in k)]
 
     # -- candidates ------------------------------------------------------------------------------------------------
     def _accept(self, r: Rule, t: str, m: Any) -> tuple[int, int] | None:
@@ -119,9 +153,16 @@ class Scanner:
         """(rule index, start, end) for every accepted match in t, before overlap resolution."""
         lower = t.lower()
         selected: set[int] = set()
-        for k, idx in (self._kw if keywords is None else keywords):
-            if k in lower:
-                selected.update(idx)
+        if keywords is None:
+            for k in set(self._trie.findall(lower)):
+                selected |= self._closure[k]
+            for k, idx in self._overlap:
+                if k in lower:
+                    selected.update(idx)
+        else:
+            for k, idx in keywords:
+                if k in lower:
+                    selected.update(idx)
         out = []
         rules = self.rules.rules
         for ri in sorted(selected):

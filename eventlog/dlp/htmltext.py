@@ -44,72 +44,96 @@ def _entity(m: re.Match[str]) -> str | None:
     return chr(v)
 
 
+SPECIAL_RE = re.compile(r"[<&]")
+
+
+class _Buf:
+    """Visible characters and their payload offsets; plain runs are copied in bulk (a 2.5 KB message has a few
+    dozen tags and entities, not thousands)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def run(self, p: str, i: int, j: int) -> None:
+        self.chunks.append(p[i:j])
+        self.starts.extend(range(i, j))
+        self.ends.extend(range(i + 1, j + 1))
+
+    def one(self, ch: str, s: int, e: int) -> None:
+        self.chunks.append(ch)
+        self.starts.append(s)
+        self.ends.append(e)
+
+    def segment(self, visible: bool) -> Segment:
+        return Segment("".join(self.chunks), self.starts, self.ends, visible)
+
+
 def _decode(p: str, start: int, end: int, visible: bool) -> Segment:
-    chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    b = _Buf()
     i = start
     while i < end:
-        if p[i] == "&":
-            m = ENTITY_RE.match(p, i, end)
-            if m:
-                ch = _entity(m)
-                if ch is not None:
-                    chars.append(ch)
-                    starts.append(i)
-                    ends.append(m.end())
-                    i = m.end()
-                    continue
-        chars.append(p[i])
-        starts.append(i)
-        ends.append(i + 1)
-        i += 1
-    return Segment("".join(chars), starts, ends, visible)
+        j = p.find("&", i, end)
+        if j < 0:
+            j = end
+        if j > i:
+            b.run(p, i, j)
+            i = j
+            continue
+        m = ENTITY_RE.match(p, i, end)
+        ch = _entity(m) if m else None
+        if ch is not None:
+            b.one(ch, i, m.end())
+            i = m.end()
+        else:
+            b.one("&", i, i + 1)
+            i += 1
+    return b.segment(visible)
 
 
 def parse(p: str) -> Parsed:
-    chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    b = _Buf()
     attrs: list[Segment] = []
     tags: list[tuple[int, int, str, bool]] = []
     open_tail = None
     i, n = 0, len(p)
     last_gt = p.rfind(">")  # no tag can start after the last '>': skip the regex (keeps hostile input linear)
     while i < n:
+        sm = SPECIAL_RE.search(p, i)
+        j = sm.start() if sm else n
+        if j > i:
+            b.run(p, i, j)
+            i = j
+            continue
         c = p[i]
         if c == "<":
             m = TAG_RE.match(p, i) if i < last_gt else None
             if m:
                 tags.append((i, m.end(), m.group(2).lower(), m.group(1) == "/"))
-                a_start = m.start(3)
-                for am in ATTR_RE.finditer(p, a_start, m.end(3)):
+                for am in ATTR_RE.finditer(p, m.start(3), m.end(3)):
                     for g in (2, 3, 4):
-                        if am.group(g) is not None and am.group(g):
+                        if am.group(g):
                             attrs.append(_decode(p, am.start(g), am.end(g), False))
                 i = m.end()
                 continue
             if open_tail is None and i > last_gt and TAG_START_RE.match(p, i):
                 open_tail = i
-        elif c == "&":
+        else:
             m = ENTITY_RE.match(p, i)
             if m:
                 ch = _entity(m)
                 if ch is not None:
-                    chars.append(ch)
-                    starts.append(i)
-                    ends.append(m.end())
+                    b.one(ch, i, m.end())
                     i = m.end()
                     continue
             elif open_tail is None:
                 pm = PARTIAL_ENTITY_RE.match(p, i)
                 if pm and pm.end() == n:
                     open_tail = i
-        chars.append(c)
-        starts.append(i)
-        ends.append(i + 1)
+        b.one(c, i, i + 1)
         i += 1
-    return Parsed(Segment("".join(chars), starts, ends, True), attrs, tags, open_tail)
+    return Parsed(b.segment(True), attrs, tags, open_tail)
 
 
 def closers(tags: list[tuple[int, int, str, bool]], cut: int) -> str:

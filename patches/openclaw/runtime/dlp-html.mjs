@@ -22,19 +22,33 @@ function matchAt(re, s, i, end = s.length) {
   return m;
 }
 
+// Visible characters and their payload offsets in preallocated typed arrays (a visible string is never longer than
+// its source range); plain runs are copied in bulk.
+function newSeg(cap) {
+  return { chars: [], starts: new Int32Array(cap + 2), ends: new Int32Array(cap + 2), n: 0 };
+}
+
 function push(seg, ch, s, e) {
   seg.chars.push(ch);
-  for (let k = 0; k < ch.length; k++) { seg.starts.push(s); seg.ends.push(e); }
+  for (let k = 0; k < ch.length; k++) { seg.starts[seg.n] = s; seg.ends[seg.n] = e; seg.n++; }
+}
+
+function run(seg, p, i, j) {
+  seg.chars.push(p.slice(i, j));
+  for (let k = i; k < j; k++) { seg.starts[seg.n] = k; seg.ends[seg.n] = k + 1; seg.n++; }
 }
 
 function finish(seg, visible) {
-  return { text: seg.chars.join(""), starts: seg.starts, ends: seg.ends, visible };
+  return { text: seg.chars.join(""), starts: seg.starts.subarray(0, seg.n), ends: seg.ends.subarray(0, seg.n), visible };
 }
 
 function decode(p, start, end) {
-  const seg = { chars: [], starts: [], ends: [] };
+  const seg = newSeg(end - start);
   let i = start;
   while (i < end) {
+    const j0 = p.indexOf("&", i);
+    const j = j0 < 0 || j0 > end ? end : j0;
+    if (j > i) { run(seg, p, i, j); i = j; continue; }
     if (p.charCodeAt(i) === 38) {
       const m = matchAt(ENTITY_RE, p, i, end);
       if (m) {
@@ -48,8 +62,10 @@ function decode(p, start, end) {
   return finish(seg, false);
 }
 
+const SPECIAL_RE = /[<&]/g;
+
 export function parseHtml(p) {
-  const vis = { chars: [], starts: [], ends: [] };
+  const vis = newSeg(p.length);
   const attrs = [];
   const tags = []; // [start, end, lowerName, closing]
   let openTail = null;
@@ -57,6 +73,10 @@ export function parseHtml(p) {
   const lastGt = p.lastIndexOf(">"); // no tag can start after the last '>': skip the regex (keeps hostile input linear)
   let i = 0;
   while (i < n) {
+    SPECIAL_RE.lastIndex = i;
+    const sm = SPECIAL_RE.exec(p);
+    const j = sm === null ? n : sm.index;
+    if (j > i) { run(vis, p, i, j); i = j; continue; }
     const c = p.charCodeAt(i);
     if (c === 60) {
       const m = i < lastGt ? matchAt(TAG_RE, p, i) : null;
