@@ -336,8 +336,8 @@ def _fuzzy_candidates(root: Path, q: GrepQuery, matcher: Matcher, paths: list[st
 # -- context -----------------------------------------------------------------------------------------------------------
 
 def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery) -> Iterator[list[Hit]]:
-    """Group hits with up to `n` messages before and after each, from the same chat's day file; overlapping windows
-    merge (like grep -C). Yields one list per group."""
+    """Group hits with up to `n` messages (message events with a text) before and after each, from the same chat's
+    day file; overlapping windows merge (like grep -C). Yields one list per group."""
     from .reader import iter_lines
 
     if n <= 0:
@@ -358,7 +358,8 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery) -> Itera
                 ev = orjson.loads(line)
             except orjson.JSONDecodeError:
                 continue
-            if num in matches or (isinstance(ev, dict) and ev.get("event") in MESSAGE_EVENTS):
+            if num in matches or (isinstance(ev, dict) and ev.get("event") in MESSAGE_EVENTS
+                                   and isinstance(ev.get("text"), str)):
                 msgs.append((num, ev))
         idx = [i for i, (num, _) in enumerate(msgs) if num in matches]
         group: list[Hit] = []

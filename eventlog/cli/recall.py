@@ -171,7 +171,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
             if as_json:
                 emit_json({"type": h.kind, "file": h.relpath, "line": h.line, "spans": h.spans, "event": h.event})
             else:
-                click.echo(_human(h, paint))
+                click.echo(_human(h, paint), color=paint)
     sys.exit(0 if found else 1)
 
 
@@ -213,7 +213,7 @@ def tail(follow: bool, count: int, as_json: bool, chats: tuple[str, ...], root: 
         if as_json:
             emit_json(e.event)
         else:
-            click.echo(_tail_line(e.event, paint))
+            click.echo(_tail_line(e.event, paint), color=paint)
         sys.stdout.flush()
 
     last = fw.last_events(root, count, chats or None)
