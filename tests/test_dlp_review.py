@@ -84,8 +84,13 @@ def test_review_flow(log) -> None:
     ant = next(a for a in al if a["rule"] == "anthropic-api-key")
     cardal = next(a for a in al if a["rule"] == "payment-card")
 
-    r = run("dlp", "show", ant["id"][:16], "--root", str(root))  # unique prefix (the first 10 are the ms)
-    assert r.exit_code == 0
+    # alerts written in one batch share a ULID prefix up to the last characters: a short prefix is ambiguous
+    common = os.path.commonprefix([ant["id"], cardal["id"]])
+    assert len(common) >= 4  # written in the same run, seconds apart at most
+    r = run("dlp", "show", common, "--root", str(root))
+    assert r.exit_code == 2 and "ambiguous" in r.output
+    r = run("dlp", "show", ant["id"], "--root", str(root))
+    assert r.exit_code == 0, r.output
     assert "my key is [REDACTED:anthropic-api-key] please store it" in r.output
     assert "hi bot" in r.output and "I will not store keys." in r.output and key not in r.output
     r = run("dlp", "show", ant["id"], "--json", "--root", str(root))
