@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Recall benchmark (issue 4): each `eventlog` command side by side with the baseline the issue names, in one run.
+
+Every measurement is a separate process (what a user runs: interpreter start and imports included), timed wall-clock,
+N runs after one warm-up, reported as the median, with the process's own peak RSS (wait4) and the ratio to its baseline.
+Answers are compared too: a fast wrong answer fails the run.
+
+    python tools/bench/recall.py [--corpus DIR] [--chats 200 --days 365] [--runs 3] [--json-out FILE]
+
+The corpus (tools/gen_corpus.py, ≈1 M events at full size) is generated once into the cache and compacted with
+`eventlog compact` (the baseline reads the same JSONL files; compaction only adds parquet/ beside them).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+import orjson
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(REPO))
+PY = sys.executable
+RG = str(Path(PY).parent / "rg")
+EVENTLOG = [PY, "-m", "eventlog"]
+CACHE = Path(os.environ.get("EVENTLOG_BENCH_CACHE", Path.home() / ".cache" / "openclaw-eventlog"))
+
+
+@dataclass
+class Measure:
+    name: str
+    walls: list[float] = field(default_factory=list)
+    rss_mb: float = 0.0
+    output: bytes = b""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.walls)
+
+
+def measure(name: str, argv: list[str], runs: int, env: dict[str, str] | None = None) -> Measure:
+    m = Measure(name)
+    for i in range(runs + 1):  # the first run warms the page cache and is not counted
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO,
+                             env={**os.environ, **(env or {})})
+        out = p.stdout.read() if p.stdout else b""
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode not in (0, 1):
+            raise SystemExit(f"{name}: exit {p.returncode}: {' '.join(argv)[:200]}")
+        if i:
+            m.walls.append(wall)
+            m.rss_mb = max(m.rss_mb, usage.ru_maxrss / 1024)
+        m.output = out
+    return m
+
+
+# Baselines that are not a binary: small Python programs, run the same way.
+DUCKDB_GLOB = """
+import duckdb, sys
+con = duckdb.connect()
+print(con.execute(sys.argv[1].replace('GLOB', "read_json_auto('" + sys.argv[2] + "/raw/*/chats/*/*/*/*.jsonl')")).fetchall())
+"""
+RAPIDFUZZ_SCAN = """
+import sys, os, orjson
+from rapidfuzz import process, fuzz
+texts = []
+for d, _, names in os.walk(sys.argv[2] + '/raw'):
+    for n in names:
+        if n.endswith('.jsonl'):
+            with open(os.path.join(d, n), 'rb') as f:
+                for line in f:
+                    t = orjson.loads(line).get('text')
+                    if isinstance(t, str):
+                        texts.append(t)
+hits = process.extract(sys.argv[1], texts, scorer=fuzz.partial_ratio, score_cutoff=80, limit=None)
+print(len(hits))
+"""
+
+
+def ensure_corpus(root: Path, chats: int, days: int) -> dict:
+    summary_path = root.with_name(root.name + ".summary.json")
+    if not (root / "raw").is_dir() or not summary_path.is_file():
+        from gen_corpus import generate
+
+        print(f"generating corpus {chats} chats × {days} days into {root} …", file=sys.stderr, flush=True)
+        summary = generate(root, chats=chats, days=days)
+        summary_path.write_bytes(orjson.dumps(summary))
+    summary = orjson.loads(summary_path.read_bytes())
+    print("compacting (a no-op when up to date) …", file=sys.stderr, flush=True)
+    subprocess.run(EVENTLOG + ["compact", "--root", str(root)], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+    return summary
+
+
+def count_of(out: bytes) -> int:
+    """The number in `eventlog … -c` / `sql --json` / baseline output."""
+    text = out.decode().strip()
+    if text.startswith("{"):
+        return int(next(iter(orjson.loads(text.splitlines()[0]).values())))
+    if text.startswith("[("):
+        return int(text.strip("[()],").split(",")[0])
+    if ":" in text:  # rg -c: path:count per file
+        return sum(int(line.rsplit(":", 1)[1]) for line in text.splitlines())
+    return int(text.splitlines()[0]) if text else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path, default=None)
+    ap.add_argument("--chats", type=int, default=200)
+    ap.add_argument("--days", type=int, default=365)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--json-out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    root = args.corpus or (CACHE / ("corpus" if (args.chats, args.days) == (200, 365) else
+                                    f"corpus-{args.chats}x{args.days}"))
+    summary = ensure_corpus(root, args.chats, args.days)
+    R, n = str(root), args.runs
+    files = sum(1 for _ in (root / "raw").rglob("*.jsonl"))
+    size = sum(p.stat().st_size for p in (root / "raw").rglob("*.jsonl"))
+    print(f"corpus: {summary['events']:,} events, {files:,} files, {size / 1e6:.0f} MB, {R}", flush=True)
+    chat = sorted(summary["per_chat"])[len(summary["per_chat"]) // 2]
+    week = ("2026-06-01", "2026-06-07") if summary["first"] <= "2026-06-01" <= summary["last"] else (
+        summary["first"], summary["first"])
+    week_end = (date.fromisoformat(week[1]) + timedelta(days=1)).isoformat()
+    cyr = "ёлочная игрушка"
+    rows: list[dict] = []
+
+    def pair(label: str, ours: list[str], base: list[str], goal: str, check: bool = True) -> None:
+        a = measure("eventlog", ours, n)
+        b = measure("baseline", base, n)
+        ca, cb = count_of(a.output), count_of(b.output)
+        ok = (ca == cb) if check else True
+        rows.append({"case": label, "eventlog_s": round(a.median, 3), "baseline_s": round(b.median, 3),
+                     "ratio": round(a.median / b.median, 3), "eventlog_rss_mb": round(a.rss_mb),
+                     "baseline_rss_mb": round(b.rss_mb), "eventlog_answer": ca, "baseline_answer": cb,
+                     "answers_agree": ok, "goal": goal})
+        print(f"{label:<44} eventlog {a.median:7.3f} s ({a.rss_mb:4.0f} MB)  baseline {b.median:7.3f} s "
+              f"({b.rss_mb:4.0f} MB)  ratio {a.median / b.median:6.3f}  answers {ca} / {cb}"
+              f"{'' if ok else '  MISMATCH'}  goal: {goal}", flush=True)
+
+    needle = "ZEBRA-NEEDLE-4417"
+    pair("grep literal (whole log) vs rg -c", EVENTLOG + ["grep", "-c", needle, "--root", R],
+         [RG, "-c", "--no-config", needle, R + "/raw"], "≤ 1.5× rg")
+    pair("grep -i Cyrillic (whole log) vs rg -c -i", EVENTLOG + ["grep", "-c", "-i", cyr, "--root", R],
+         [RG, "-c", "-i", "--no-config", cyr, R + "/raw"], "≤ 1.5× rg")
+    pair("grep --fuzzy договор vs rapidfuzz scan", EVENTLOG + ["grep", "-c", "--fuzzy", "договор", "--root", R],
+         [PY, "-c", RAPIDFUZZ_SCAN, "договор", R], "≤ 1× baseline", check=False)
+    ilike = "SELECT count(*) FROM {} WHERE text ILIKE '%" + cyr + "%'"
+    pair("sql ILIKE whole log vs DuckDB read_json glob", EVENTLOG + ["sql", ilike.format("messages"), "--json",
+                                                                    "--root", R],
+         [PY, "-c", DUCKDB_GLOB, ilike.format("GLOB"), R], "≥ 10× faster (ratio ≤ 0.1)")
+    per_day = "SELECT chat_id, CAST(ts AS DATE) AS d, count(*) AS n FROM {} GROUP BY ALL ORDER BY ALL"
+    a = measure("eventlog", EVENTLOG + ["sql", "SELECT count(*) FROM (" + per_day.format("events") + ")", "--json",
+                                        "--root", R], n)
+    rows.append({"case": "count per chat per day", "eventlog_s": round(a.median, 3), "eventlog_rss_mb": round(a.rss_mb),
+                 "eventlog_answer": count_of(a.output), "goal": "≤ 0.5 s"})
+    print(f"{'count per chat per day':<44} eventlog {a.median:7.3f} s ({a.rss_mb:4.0f} MB)  "
+          f"groups {count_of(a.output)}  goal: ≤ 0.5 s", flush=True)
+    one = "SELECT count(*) FROM {} WHERE chat_id = '" + chat + "'"
+    pair("one chat one week vs glob + WHERE", EVENTLOG + ["sql", one.format("events"), "--json", "--chat", chat,
+                                                           "--since", week[0], "--until", week[1], "--root", R],
+         [PY, "-c", DUCKDB_GLOB, one.format("GLOB") + f" AND ts >= '{week[0]}' AND ts < '{week_end}'", R],
+         "≥ 50× faster (ratio ≤ 0.02)")
+    ok = all(r.get("answers_agree", True) for r in rows)
+    if args.json_out:
+        args.json_out.write_bytes(orjson.dumps({"corpus": {"events": summary["events"], "files": files,
+                                                           "bytes": size}, "runs": n, "results": rows},
+                                               option=orjson.OPT_INDENT_2))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
