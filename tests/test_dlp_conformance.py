@@ -59,3 +59,14 @@ def test_corpus_labels_are_found() -> None:
                                                  for lab in m["labels"]))
     assert total > 1000
     assert missed / total < 0.02 and wrong / total < 0.02, (missed, wrong, total)
+
+
+def test_scan_batch_equals_per_text_scan() -> None:
+    """The log re-scan's one-pass batch scan gives exactly the per-message findings (plain and HTML)."""
+    sc = Scanner(load_rules(), bytes.fromhex(KEY))
+    msgs = dlp_corpus.corpus(3000, seed=13)
+    texts = [m["text"] for m in msgs] + ["", "\n\x00\n", "ИНН", "7707083893"]
+    html = [m["html"] for m in msgs] + [False, False, False, True]
+    per = [sc.scan(t, html=h).findings for t, h in zip(texts, html)]
+    assert sc.scan_batch(texts, html) == per
+    assert sum(map(len, per)) > 1000

@@ -12,6 +12,7 @@ conformance corpus:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -22,6 +23,7 @@ from .rules import Rule, RuleSet, load_rules
 from .validators import VALIDATORS, entropy
 
 BLOCK_NOTICE = "[withheld by DLP: {rules}]"
+BATCH_SEP = "\n\x00\n"
 REDACTED = "[REDACTED:{rule}]"
 
 
@@ -69,32 +71,6 @@ def _has_word(part: str, words: list[tuple[str, bool]]) -> bool:
     return False
 
 
-def _trie_pattern(words: list[str]) -> str:
-    """A regex that matches, at each position, the longest of `words` starting there (a trie of alternations)."""
-    trie: dict[str, Any] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = True
-
-    def build(node: dict[str, Any]) -> str:
-        alts = [re.escape(ch) + build(node[ch]) for ch in sorted(k for k in node if k)]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        if "" in node:
-            return "(?:" + "|".join(alts) + ")?"
-        return body
-
-    return build(trie)
-
-
-def _suffix_prefix(k: str, b: str) -> bool:
-    """Some proper suffix of k is a proper prefix of b (b could start inside a match of k and end after it)."""
-    return any(b.startswith(k[i:]) and len(k) - i < len(b) for i in range(1, len(k)))
-
-
 def _get(f: Any, k: str) -> Any:
     return f[k] if isinstance(f, dict) else getattr(f, k)
 
@@ -110,13 +86,7 @@ class Scanner:
                 kw.setdefault(k, []).append(r.index)
         self._kw = [(k, tuple(v)) for k, v in kw.items()]
         self._hb = [r for r in rules.rules if r.holdback]
-        # Prefilter in one regex pass (CPython has no multi-needle search; 80+ `in` checks cost ~0.1 ms per 2.5 KB).
-        # Exactly "some keyword of the rule occurs in the lower-cased text": a trie match K also proves every keyword
-        # inside K; a keyword that could start inside a match and run past its end is checked with `in`.
-        self._trie = re.compile(_trie_pattern(list(kw)))
-        self._closure = {k: frozenset(i for b, idx in kw.items() if b in k for i in idx) for k in kw}
-        self._overlap = [(b, tuple(idx)) for b, idx in kw.items()
-                         if any(_suffix_prefix(k, b) for k in kw if b not in k)]
+
 
     # -- candidates ------------------------------------------------------------------------------------------------
     def _accept(self, r: Rule, t: str, m: Any) -> tuple[int, int] | None:
@@ -153,16 +123,9 @@ class Scanner:
         """(rule index, start, end) for every accepted match in t, before overlap resolution."""
         lower = t.lower()
         selected: set[int] = set()
-        if keywords is None:
-            for k in set(self._trie.findall(lower)):
-                selected |= self._closure[k]
-            for k, idx in self._overlap:
-                if k in lower:
-                    selected.update(idx)
-        else:
-            for k, idx in keywords:
-                if k in lower:
-                    selected.update(idx)
+        for k, idx in (self._kw if keywords is None else keywords):
+            if k in lower:
+                selected.update(idx)
         out = []
         rules = self.rules.rules
         for ri in sorted(selected):
@@ -180,6 +143,30 @@ class Scanner:
                     out.append((ri, span[0], span[1]))
                     pos = m.end() if m.end() > m.start() else m.start() + 1
         return out
+
+    def scan_batch(self, texts: Sequence[str], html: Sequence[bool] | None = None) -> list[list[Finding]]:
+        """Findings of many texts, exactly `scan(t, html=h).findings` for each, with one regex pass over the batch.
+
+        The scanned strings (a plain text, or an HTML payload's visible text and attribute values) are joined with
+        "\n\0\n": no rule's pattern can match across a newline and NUL is in no boundary class, so the joint acts
+        like the end and start of a string. Candidates in the joined text are a superset of the per-text candidates
+        (context windows may only see more words), so only texts with a candidate are scanned again on their own."""
+        owners: list[int] = []
+        starts: list[int] = []
+        parts: list[str] = []
+        pos = 0
+        for i, t in enumerate(texts):
+            segs = [t]
+            if html is not None and html[i]:
+                parsed = htmltext.parse(t)
+                segs = [parsed.visible.text, *(a.text for a in parsed.attrs)]
+            for seg in segs:
+                owners.append(i)
+                starts.append(pos)
+                parts.append(seg)
+                pos += len(seg) + len(BATCH_SEP)
+        hit = {owners[bisect_right(starts, s) - 1] for _, s, _ in self.candidates(BATCH_SEP.join(parts))}
+        return [self.scan(t, html=bool(html and html[i])).findings if i in hit else [] for i, t in enumerate(texts)]
 
     # -- hold-back -------------------------------------------------------------------------------------------------
     def hold(self, t: str) -> int:

@@ -1,7 +1,7 @@
 """`eventlog dlp scan` as a library: texts, JSON Lines input, and re-scans of the stored log that raise alerts.
 
-A re-scan streams the log (never loads it whole). Per batch of events it lower-cases the batch once and keeps only the
-keywords that occur in it, so the per-message prefilter checks a handful of keywords instead of all of them.
+A re-scan streams the log (never loads it whole) in batches of events; plain texts of a batch go through one regex pass
+(Scanner.scan_batch), and only the texts with a candidate are scanned again on their own.
 """
 from __future__ import annotations
 
@@ -71,14 +71,11 @@ def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: da
     batch: list[dict[str, Any]] = []
 
     def flush() -> Iterator[LogHit]:
-        blob = "\n".join(ev["text"] for ev in batch).lower()
-        kw = scanner.active_keywords(blob)
+        found = scanner.scan_batch([ev["text"] for ev in batch], [_is_html(ev) for ev in batch])
         hits: list[LogHit] = []
         pending: list[dict[str, Any]] = []
-        for ev in batch:
-            html = _is_html(ev)
-            # entities can spell a keyword the raw payload does not contain: HTML gets the full prefilter
-            for f in scanner.scan(ev["text"], html=html, keywords=None if html else kw).findings:
+        for ev, findings in zip(batch, found):
+            for f in findings:
                 key = (ev.get("id"), f.rule, f.start, f.end)
                 if key in known or not raise_alerts:
                     hits.append(LogHit(ev, f, known.get(key), False))
