@@ -238,7 +238,18 @@ class Gateway:
             code = self.proc.returncode
         self.telegram.stop()
         self.llm.stop()
+        self.dump_requests()
         return code
+
+    def dump_requests(self) -> None:
+        """Write what each fake received to telegram-requests.jsonl / llm-requests.jsonl in the workdir (for
+        reading a failed run afterwards; bodies as received, so only test data is in them)."""
+        with open(self.workdir / "telegram-requests.jsonl", "w", encoding="utf-8") as f:
+            for r in list(self.telegram.requests):
+                f.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
+        with open(self.workdir / "llm-requests.jsonl", "w", encoding="utf-8") as f:
+            for q in list(self.llm.requests):
+                f.write(json.dumps(q.to_json(), ensure_ascii=False) + "\n")
 
     def restart(self, timeout: float = 240.0) -> "Gateway":
         """Stop only the gateway process and start it again on the same state dir and fakes."""
