@@ -238,12 +238,14 @@ class Gateway:
             code = self.proc.returncode
         self.telegram.stop()
         self.llm.stop()
-        self.dump_requests()
+        if os.environ.get("EVENTLOG_E2E_DUMP") == "1":
+            self.dump_requests()
         return code
 
     def dump_requests(self) -> None:
-        """Write what each fake received to telegram-requests.jsonl / llm-requests.jsonl in the workdir (for
-        reading a failed run afterwards; bodies as received, so only test data is in them)."""
+        """Write what each fake received to telegram-requests.jsonl / llm-requests.jsonl in the workdir, for reading
+        a run afterwards. Opt-in (stop() does it with EVENTLOG_E2E_DUMP=1): the scripted replies of a DLP test carry
+        the planted secret, and the project writes no plaintext secret to disk unasked."""
         with open(self.workdir / "telegram-requests.jsonl", "w", encoding="utf-8") as f:
             for r in list(self.telegram.requests):
                 f.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
