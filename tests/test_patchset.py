@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -198,3 +199,23 @@ def test_bad_manifest_is_exit_2(tree: Path, tmp_path: Path) -> None:
     assert code == 2 and "manifest_version" in err
     bad.write_text("{not json")
     assert run("status", "--openclaw", str(tree), "--manifest", str(bad))[0] == 2
+
+
+def test_runtime_update_is_a_warning_and_apply_refreshes_it(tree: Path, tmp_path: Path) -> None:
+    """A newer project runtime is not tampering: audit passes with a warning, apply swaps the runtime in."""
+    proj = tmp_path / "proj"
+    shutil.copytree(REPO / "patches" / "openclaw", proj / "patches" / "openclaw", ignore=shutil.ignore_patterns("diffs"))
+    (proj / "eventlog" / "dlp").mkdir(parents=True)
+    shutil.copyfile(REPO / "eventlog" / "dlp" / "rules.json", proj / "eventlog" / "dlp" / "rules.json")
+    manifest = str(proj / "patches" / "openclaw" / "manifest.json")
+    assert run("apply", "--openclaw", str(tree), "--manifest", manifest)[0] == 0
+    core = proj / "patches" / "openclaw" / "runtime" / "tap-core.mjs"
+    core.write_text(core.read_text() + "\n// a newer runtime\n")
+    code, out, _ = run("audit", "--openclaw", str(tree), "--manifest", manifest, "--json")
+    rep = orjson.loads(out)
+    assert code == 0 and rep["problems"] == [] and rep["warnings"][0]["problem"] == "runtime-outdated"
+    code, out, _ = run("apply", "--openclaw", str(tree), "--manifest", manifest, "--json")
+    assert code == 0 and orjson.loads(out)["result"] == "runtime-refreshed"
+    assert (tree / "eventlog-tap" / "tap-core.mjs").read_bytes() == core.read_bytes()
+    code, out, _ = run("audit", "--openclaw", str(tree), "--manifest", manifest, "--json")
+    assert code == 0 and orjson.loads(out)["warnings"] == []

@@ -99,8 +99,9 @@ def status_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, 
 def audit_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
     """Check the installed tree matches the manifest exactly. Exit 0 clean, 1 not applied, 2 problems."""
     r = _run(patchset.audit, openclaw_dir, manifest)
-    _emit(r, as_json, lambda r: ("ok" if r["ok"] else r["state"] if not r["problems"] else "FAILED") + "\n" + "\n".join(
-        "  " + orjson.dumps(p).decode() for p in r["problems"]))
+    _emit(r, as_json, lambda r: ("ok" if r["ok"] else r["state"] if not r["problems"] else "FAILED") + "".join(
+        "\n  " + orjson.dumps(p).decode() for p in r["problems"]) + "".join(
+        "\n  warning: " + orjson.dumps(w).decode() for w in r.get("warnings", [])))
     sys.exit(0 if r["ok"] else 1 if r["state"] == "not-applied" else 2)
 
 

@@ -146,12 +146,12 @@ def apply(pkg: Path, manifest: Manifest | None = None) -> dict[str, Any]:
     st = status(pkg, m, scan)
     if st["state"] == "applied":
         report = audit(pkg, m, scan)
-        if report["ok"]:
-            return {"type": "apply", "ok": True, "result": "already-applied", "changed": [],
-                    "openclaw_version": version}
-        if {p["problem"] for p in report["problems"]} <= {"runtime-outdated"}:
+        if report["ok"] and report["warnings"]:
             _refresh_runtime(pkg, m)
             return {"type": "apply", "ok": True, "result": "runtime-refreshed", "changed": [m.runtime_dir],
+                    "openclaw_version": version}
+        if report["ok"]:
+            return {"type": "apply", "ok": True, "result": "already-applied", "changed": [],
                     "openclaw_version": version}
         raise PatchError("tree-modified", "the patched tree does not match its install record; run revert first",
                          {"ok": False, "error": "tree-modified", "problems": report["problems"]})
@@ -278,11 +278,13 @@ def audit(pkg: Path, manifest: Manifest | None = None, scan: Scan | None = None)
         shipped = m.runtime_hashes()
     except PatchError:
         shipped = None  # auditing without the project's sources at hand: the record is the reference
+    warnings: list[dict[str, Any]] = []
     if shipped is not None and recorded and shipped != recorded:
-        problems.append({"problem": "runtime-outdated", "detail": sorted(
+        # not tampering: the project's runtime moved on since apply; `apply` swaps the new one in
+        warnings.append({"problem": "runtime-outdated", "detail": sorted(
             n for n in set(shipped) | set(recorded) if shipped.get(n) != recorded.get(n))})
     return {"type": "audit", "ok": not problems and st["state"] == "applied", "state": st["state"],
-            "openclaw_version": version, "manifest_version": m.version, "problems": problems}
+            "openclaw_version": version, "manifest_version": m.version, "problems": problems, "warnings": warnings}
 
 
 # ---------------------------------------------------------------- revert

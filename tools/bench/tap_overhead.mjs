@@ -1,0 +1,97 @@
+// Tap overhead per outbound Bot API call, in-process, side by side in one run:
+//   baseline  — OpenClaw's grammY Bot with the unpatched transformer chain (a pass-through standing in for the
+//               account throttler, whose rate limits would dominate) and a canned-response fetch (no network);
+//   patched   — the same plus our transformer (real DLP engine, real writer) installed last, for each fsync policy.
+// Interleaved in rounds so drift hits both sides alike. Prints one JSON line per case: p50/p99 per call (µs),
+// the added p50/p99 over the baseline, event-loop delay p99 while the case ran, and the process's peak RSS.
+//   node tools/bench/tap_overhead.mjs [--calls 3000] [--rounds 5]
+import { createRequire } from "node:module";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { randomBytes } from "node:crypto";
+import { createTap } from "../../patches/openclaw/runtime/tap-core.mjs";
+import { openEventLog } from "../../patches/openclaw/runtime/writer.mjs";
+import { createScanner, loadKey, loadRules } from "../../patches/openclaw/runtime/dlp.mjs";
+
+const args = process.argv.slice(2);
+const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? Number(args[i + 1]) : d; };
+const CALLS = opt("--calls", 3000);
+const ROUNDS = opt("--rounds", 5);
+const OPENCLAW_DIR = process.env.EVENTLOG_OPENCLAW_DIR
+  || join(homedir(), ".cache", "openclaw-eventlog", "openclaw-2026.9.6", "node_modules", "openclaw");
+const { Bot } = createRequire(join(OPENCLAW_DIR, "package.json"))("grammy");
+
+// Realistic outbound traffic: HTML replies of 80–2,000 chars, English and Russian, 1 in 20 with a key,
+// and streaming-preview edits.
+const WORDS = ("the reply was sent to the chat and the model answered quickly with a summary of the document " +
+  "привет это ответ модели на вопрос пользователя о договоре и счёте <b>важно</b> <code>npm install</code>").split(" ");
+function text(i) {
+  const n = 10 + ((i * 7919) % 300);
+  let s = "";
+  for (let k = 0; k < n; k++) s += WORDS[(i + k * 31) % WORDS.length] + " ";
+  if (i % 20 === 0) s += ` key sk-ant-api03-${randomBytes(60).toString("base64url")}AA`;
+  return s;
+}
+const CHATS = [111111, 222222, 333333, 444444];
+
+function makeBot(tap) {
+  let n = 1;
+  const fetch = async () => new Response(JSON.stringify({ ok: true, result: { message_id: n++, date: 0,
+    chat: { id: 1, type: "private" } } }), { headers: { "content-type": "application/json" } });
+  const bot = new Bot("7000001:AAbenchbenchbenchbenchbenchbenchbe1", { client: { fetch, apiRoot: "http://127.0.0.1:9" } });
+  bot.api.config.use((prev, method, payload, signal) => prev(method, payload, signal)); // the throttler's place
+  if (tap) bot.api.config.use(tap.transformer({ site: "send", accountId: "default" }));
+  return bot;
+}
+
+async function runCase(bot, offset) {
+  const t = new Float64Array(CALLS);
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  for (let i = 0; i < CALLS; i++) {
+    const k = offset + i;
+    const chat = CHATS[k % CHATS.length];
+    const t0 = process.hrtime.bigint();
+    if (k % 3 === 2) await bot.api.editMessageText(chat, 5, text(k), { parse_mode: "HTML" });
+    else await bot.api.sendMessage(chat, text(k), { parse_mode: "HTML" });
+    t[i] = Number(process.hrtime.bigint() - t0) / 1000;
+  }
+  h.disable();
+  return { t, loopP99: h.percentile(99) / 1e6 };
+}
+
+const pct = (a, p) => { const s = Float64Array.from(a).sort(); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))]; };
+
+const roots = [];
+async function patchedBot(fsync) {
+  const root = mkdtempSync(join(tmpdir(), "tap-bench-"));
+  roots.push(root);
+  const rules = loadRules();
+  const deps = { root, log: await openEventLog({ root, fsync }), rulesVersion: rules.version,
+    scanner: createScanner({ rules, key: loadKey(root) }) };
+  return makeBot(createTap({ deps, stderr: () => {} }));
+}
+
+const cases = { baseline: makeBot(null), "patched fsync=never": await patchedBot("never"),
+  "patched fsync=batch": await patchedBot("batch") };
+const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, { t: [], loop: [] }]));
+for (const bot of Object.values(cases)) await runCase(bot, 0); // warm-up: JIT, first files
+for (let r = 0; r < ROUNDS; r++) {
+  for (const [name, bot] of Object.entries(cases)) {
+    const { t, loopP99 } = await runCase(bot, (r + 1) * CALLS);
+    samples[name].t.push(...t);
+    samples[name].loop.push(loopP99);
+  }
+}
+const base = samples.baseline.t;
+const b50 = pct(base, 50), b99 = pct(base, 99);
+for (const [name, s] of Object.entries(samples)) {
+  const p50 = pct(s.t, 50), p99 = pct(s.t, 99);
+  console.log(JSON.stringify({ bench: "tap-overhead", case: name, calls: s.t.length, p50_us: +p50.toFixed(1),
+    p99_us: +p99.toFixed(1), added_p50_us: +(p50 - b50).toFixed(1), added_p99_us: +(p99 - b99).toFixed(1),
+    ratio_p50: +(p50 / b50).toFixed(2), ratio_p99: +(p99 / b99).toFixed(2),
+    event_loop_delay_p99_ms: +Math.max(...s.loop).toFixed(2), peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(0) }));
+}
+for (const r of roots) rmSync(r, { recursive: true, force: true });
