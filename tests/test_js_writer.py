@@ -183,3 +183,24 @@ def test_python_repairs_a_tail_torn_by_a_killed_node_writer_and_node_continues_t
     verify = subprocess.run([sys.executable, "-m", "eventlog", "verify", "--root", str(root)], capture_output=True,
                             text=True, timeout=60)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+@pytest.mark.parametrize("env", [
+    {"EVENTLOG_ROOT": "/srv/log", "OPENCLAW_STATE_DIR": "/st"},
+    {"EVENTLOG_ROOT": "~/elog"},
+    {"EVENTLOG_ROOT": "relative/root"},
+    {"OPENCLAW_STATE_DIR": "/st"},
+    {"OPENCLAW_STATE_DIR": "~/state"},
+    {},
+])
+def test_both_sides_resolve_the_log_root_the_same_way(tmp_path: Path, env: dict[str, str]) -> None:
+    base = {k: v for k, v in os.environ.items() if k not in ("EVENTLOG_ROOT", "OPENCLAW_STATE_DIR")}
+    full = dict(base, HOME=str(tmp_path / "home"), **env)
+    js = subprocess.run([node_bin(), "--input-type=module", "-e",
+                         f"import {{ resolveRoot }} from {json.dumps(WRITER.as_uri())};"
+                         "console.log(resolveRoot(process.env))"], env=full, cwd=tmp_path, capture_output=True,
+                        text=True, timeout=60)
+    py = subprocess.run([sys.executable, "-c", "from eventlog.layout import resolve_root; print(resolve_root())"],
+                        env=full, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert js.returncode == 0 and py.returncode == 0, js.stderr + py.stderr
+    assert js.stdout.strip() == py.stdout.strip()

@@ -25,7 +25,7 @@ import { randomBytes } from "node:crypto";
 import { constants as C } from "node:fs";
 import { mkdir, open, stat } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import {
   BadEvent, EventlogError, dayRelpath, encodeWithPrev, genesis, lineHash, newId, nowTs, parseRelpath, prepare,
 } from "./writer-format.mjs";
@@ -44,9 +44,12 @@ const MAX_HANDLES = 32;
 
 /** --root is the caller's; then $EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~/.openclaw/eventlog (as in Python). */
 export function resolveRoot(env = process.env) {
-  if (env.EVENTLOG_ROOT) return join(env.EVENTLOG_ROOT);
-  if (env.OPENCLAW_STATE_DIR) return join(env.OPENCLAW_STATE_DIR, "eventlog");
-  return join(env.HOME || homedir(), ".openclaw", "eventlog");
+  const home = env.HOME || homedir();
+  // like Python's Path.expanduser().absolute(): a leading ~ is HOME, a relative path is taken from the cwd
+  const abs = (p) => resolve(p === "~" || p.startsWith("~/") ? home + p.slice(1) : p);
+  if (env.EVENTLOG_ROOT) return abs(env.EVENTLOG_ROOT);
+  if (env.OPENCLAW_STATE_DIR) return join(abs(env.OPENCLAW_STATE_DIR), "eventlog");
+  return join(abs(home), ".openclaw", "eventlog");
 }
 
 class EventLog {

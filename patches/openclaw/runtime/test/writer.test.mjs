@@ -92,6 +92,9 @@ test("root resolution matches the Python side", () => {
   assert.equal(resolveRoot({ EVENTLOG_ROOT: "/a", OPENCLAW_STATE_DIR: "/b", HOME: "/h" }), "/a");
   assert.equal(resolveRoot({ OPENCLAW_STATE_DIR: "/b", HOME: "/h" }), "/b/eventlog");
   assert.equal(resolveRoot({ HOME: "/h" }), "/h/.openclaw/eventlog");
+  assert.equal(resolveRoot({ EVENTLOG_ROOT: "~/logs", HOME: "/h" }), "/h/logs");
+  assert.equal(resolveRoot({ EVENTLOG_ROOT: "rel/x", HOME: "/h" }), join(process.cwd(), "rel/x"));
+  assert.equal(resolveRoot({ OPENCLAW_STATE_DIR: "~", HOME: "/h" }), "/h/eventlog");
 });
 
 for (const fsync of ["always", "batch", "never"]) {
