@@ -7,6 +7,8 @@ Bot API side (what the gateway talks to): ``/bot<token>/<method>`` with a JSON, 
 string), answered ``{"ok": true, "result": ...}``. ``getUpdates`` long-polls with ``offset``/``limit``/``timeout``
 like Telegram: updates below ``offset`` are confirmed and dropped. Methods that return a Message (``sendMessage``,
 ``editMessageText``, ``sendPhoto`` ...) get one with a fresh ``message_id``; anything unknown gets ``true``.
+``allowed_updates`` is honoured as Telegram does (an update type the bot did not ask for is never delivered; it is
+kept in ``undelivered`` instead).
 
 Message ids and update ids start from a time-derived base, so they are fresh per run: OpenClaw remembers
 ``chat_id:message_id`` and the polling offset across restarts and would skip repeats.
@@ -47,6 +49,7 @@ _MESSAGE_METHODS = {
     "copyMessage", "forwardMessage", "editMessageText", "editMessageCaption", "editMessageMedia",
     "editMessageReplyMarkup", "editMessageLiveLocation", "stopMessageLiveLocation", "sendInvoice",
 }
+_NOT_BY_DEFAULT = {"chat_member", "message_reaction", "message_reaction_count"}
 _CAPTION_METHODS = {"sendPhoto", "sendDocument", "sendVideo", "sendAudio", "sendAnimation", "sendVoice",
                     "editMessageCaption"}
 
@@ -112,6 +115,8 @@ class FakeTelegram:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.foreign_requests: list[dict[str, Any]] = []  # requests for another token / unknown path
+        self._allowed: set[str] | None = None  # allowed_updates in force (None: Telegram's default set)
+        self.undelivered: list[dict[str, Any]] = []  # injected updates of a type the bot did not ask for
 
     # ---- lifecycle -----------------------------------------------------------------------------------------------
     def start(self) -> "FakeTelegram":
@@ -284,6 +289,12 @@ class FakeTelegram:
             self._cond.notify_all()
 
     def _get_updates(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        allowed = body.get("allowed_updates")
+        if isinstance(allowed, str):
+            allowed = json.loads(allowed)
+        if isinstance(allowed, list):
+            with self._cond:  # like Telegram, the last given list stays in force for later calls
+                self._allowed = set(allowed) if allowed else None
         offset = int(body.get("offset") or 0)
         limit = max(1, min(100, int(body.get("limit") or 100)))
         timeout = max(0.0, min(50.0, float(body.get("timeout") or 0)))
@@ -295,12 +306,23 @@ class FakeTelegram:
                     self._updates = [u for u in self._updates if u["update_id"] >= offset]
                     if offset < 0:  # negative offset: the last -offset updates
                         self._updates = self._updates[offset:]
+                self._drop_unwanted()
                 if self._updates or getattr(self, "_closing", False):
                     return [dict(u) for u in self._updates[:limit]]
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return []
                 self._cond.wait(left)
+
+    def _drop_unwanted(self) -> None:
+        """Telegram never delivers update types the bot did not ask for (``allowed_updates``; by default everything
+        but chat_member, message_reaction, message_reaction_count): such injected updates go to ``undelivered``."""
+        keep = []
+        for u in self._updates:
+            kind = next((k for k in u if k != "update_id"), "")
+            wanted = kind in self._allowed if self._allowed is not None else kind not in _NOT_BY_DEFAULT
+            (keep if wanted else self.undelivered).append(u)
+        self._updates = keep
 
     def _message_result(self, method: str, body: dict[str, Any]) -> Any:
         chat_id = body.get("chat_id")

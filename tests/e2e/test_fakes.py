@@ -127,10 +127,18 @@ def test_update_kinds_and_control_api(tg: FakeTelegram) -> None:
     assert m["message"]["entities"][0]["type"] == "mention"
     status, r, _ = _post(f"{tg.url}/_control/updates", [{"my_chat_member": {"chat": {"id": 5}}}])
     assert status == 200 and len(r["update_ids"]) == 1
-    _, r, _ = _post(f"{tg.url}/bot{tg.token}/getUpdates", {"timeout": 0})
+    _, r, _ = _post(f"{tg.url}/bot{tg.token}/getUpdates", {"timeout": 0, "allowed_updates": [
+        "message", "edited_message", "callback_query", "message_reaction", "my_chat_member"]})
     kinds = [next(k for k in u if k != "update_id") for u in r["result"]]
     assert kinds == ["message", "edited_message", "callback_query", "message_reaction", "message", "message",
                      "my_chat_member"]
+    # Telegram's default set (allowed_updates = []) leaves out reactions: they are never delivered.
+    tg.send_reaction(user_id=5, chat_id=5, message_id=dm["message_id"])
+    tg.send_dm("after", user_id=5)
+    _, r, _ = _post(f"{tg.url}/bot{tg.token}/getUpdates", {"timeout": 0, "offset": r["result"][-1]["update_id"] + 1,
+                                                           "allowed_updates": []})
+    assert [next(k for k in u if k != "update_id") for u in r["result"]] == ["message"]
+    assert [next(k for k in u if k != "update_id") for u in tg.undelivered] == ["message_reaction"]
     # wait over the control API: a request that arrives later is returned.
     threading.Timer(0.3, lambda: _post(f"{tg.url}/bot{tg.token}/sendMessage", {"chat_id": 5, "text": "late"})).start()
     status, r, _ = _post(f"{tg.url}/_control/wait", {"method": "sendMessage", "contains": "late", "timeout": 10},
