@@ -277,8 +277,9 @@ def _full_scan(root: Path, q: GrepQuery, paths: list[str]) -> Iterator[tuple[str
             yield p, n, line
 
 
-def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> Iterator[Hit]:
-    """Every matching message in (file, line) order — file order is chat, then day."""
+def _matches(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None
+             ) -> Iterator[tuple[str, int, list[tuple[int, int]]]]:
+    """(relpath, line, spans) of every match, unordered (rg searches files in parallel)."""
     matcher = Matcher(q)
     paths = _scope_paths(root, q)
     if not paths:
@@ -291,7 +292,6 @@ def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = 
     else:
         cands = _fuzzy_candidates(root, q, matcher, paths)
     prefix = len(str(root)) + 1
-    hits: list[tuple[str, int, bytes, list[tuple[int, int]]]] = []
     for path, num, line in cands:
         try:
             ev = orjson.loads(line)
@@ -303,10 +303,32 @@ def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = 
             continue
         spans = matcher.spans(ev["text"])
         if spans:
-            hits.append((path[prefix:], num, line, spans))
-    hits.sort(key=lambda h: (h[0], h[1]))
-    for rel, num, line, spans in hits:
-        yield Hit(rel, num, orjson.loads(line), spans)
+            yield path[prefix:], num, spans
+
+
+def count(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> int:
+    """How many messages match (nothing is kept in memory)."""
+    return sum(1 for _ in _matches(root, q, on_problem))
+
+
+def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> Iterator[Hit]:
+    """Every matching message in (file, line) order — file order is chat, then day.
+
+    Only (line number, spans) per match is held while rg runs — not the lines, so a pattern matching every one of a
+    million events stays far below the memory budget; the events are then re-read file by file in order."""
+    from .reader import iter_lines
+
+    by_file: dict[str, list[tuple[int, list[tuple[int, int]]]]] = {}
+    for rel, num, spans in _matches(root, q, on_problem):
+        by_file.setdefault(rel, []).append((num, spans))
+    for rel in sorted(by_file):
+        wanted = dict(sorted(by_file.pop(rel)))
+        last = max(wanted)
+        for num, line in iter_lines(root / rel):
+            if num in wanted:
+                yield Hit(rel, num, orjson.loads(line), wanted[num])
+            if num >= last:
+                break
 
 
 def _fuzzy_candidates(root: Path, q: GrepQuery, matcher: Matcher, paths: list[str]) -> Iterator[tuple[str, int, bytes]]:
@@ -329,7 +351,9 @@ def _fuzzy_candidates(root: Path, q: GrepQuery, matcher: Matcher, paths: list[st
     if src.covered and words:
         # The words as written: a text containing one contains it verbatim, so the alternation is exact.
         alternation = "|".join(prefilter_regex(w, False) for w in sorted(words, key=len, reverse=True))
-        yield from _rg_candidates(root, alternation, [str(root / rel) for rel in src.covered])
+        # One rg pass over the scope (a directory, not 73k file names); files that are scanned below are skipped here.
+        covered = {str(root / rel) for rel in src.covered}
+        yield from (c for c in _rg_candidates(root, alternation, paths) if c[0] in covered)
     yield from _full_scan(root, q, sorted(set(scan)))
 
 
@@ -344,14 +368,10 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery) -> Itera
         for h in hits:
             yield [h]
         return
-    by_file: dict[str, list[Hit]] = {}
-    order: list[str] = []
-    for h in hits:
-        if h.relpath not in by_file:
-            order.append(h.relpath)
-        by_file.setdefault(h.relpath, []).append(h)
-    for rel in order:
-        matches = {h.line: h for h in by_file[rel]}
+    from itertools import groupby
+
+    for rel, file_hits in groupby(hits, key=lambda h: h.relpath):  # hits come file by file: one file in memory
+        matches = {h.line: h for h in file_hits}
         msgs: list[tuple[int, dict[str, Any]]] = []
         for num, line in iter_lines(root / rel):
             try:
@@ -376,7 +396,4 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery) -> Itera
         if group:
             yield group
 
-
-def count(root: Path, q: GrepQuery) -> int:
-    return sum(1 for _ in search(root, q))
 

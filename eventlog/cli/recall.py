@@ -154,11 +154,11 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
     q = r.GrepQuery(pattern, "fuzzy" if fuzzy is not None else "regex" if regex else "literal", ignore_case, score,
                     chats or None, since, until, sender, direction)
     problems = lambda msg: click.echo(f"eventlog: {msg}", err=True)  # noqa: E731
-    hits = r.search(root, q, problems)
     if count_only:
-        n = sum(1 for _ in hits)
+        n = r.count(root, q, problems)
         emit_json({"type": "count", "count": n}) if as_json else click.echo(str(n))
         sys.exit(0 if n else 1)
+    hits = r.search(root, q, problems)
     paint = color == "always" or (color == "auto" and sys.stdout.isatty() and not as_json)
     found = False
     first = True
