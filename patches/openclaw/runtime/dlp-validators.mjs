@@ -142,11 +142,25 @@ export const VALIDATORS = {
 };
 
 // Shannon entropy in bits per code point, summed in first-occurrence order like the Python engine.
+const ASCII_COUNTS = new Int32Array(128);
+const ASCII_ORDER = new Uint8Array(128);
 export function entropy(s) {
+  let ascii = true;
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) { ascii = false; break; }
+  let h = 0;
+  if (ascii) { // the common case (tokens): typed-array counts, same first-occurrence order as the Map below
+    let k = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (ASCII_COUNTS[c]++ === 0) ASCII_ORDER[k++] = c;
+    }
+    const n = s.length;
+    for (let j = 0; j < k; j++) { const p = ASCII_COUNTS[ASCII_ORDER[j]] / n; h -= p * Math.log2(p); ASCII_COUNTS[ASCII_ORDER[j]] = 0; }
+    return h;
+  }
   const counts = new Map();
   let n = 0;
   for (const ch of s) { counts.set(ch, (counts.get(ch) || 0) + 1); n++; }
-  let h = 0;
   for (const c of counts.values()) { const p = c / n; h -= p * Math.log2(p); }
   return h;
 }

@@ -71,7 +71,7 @@ const cpLen = (s) => { let n = 0; for (const _ of s) n++; return n; };
 
 const bigram = (a, b) => ((a * 1031) ^ b) & 0xffff;
 
-// Fast lower-casing for the prefilter. String#toLowerCase on a 2.5 KB Cyrillic string costs ~60 µs in V8; a per-unit
+// Lower-casing for the prefilter. String#toLowerCase on a 2.5 KB Cyrillic string costs ~60 µs in V8; a per-unit
 // table built once from toLowerCase itself costs a few. Keyword presence is all that is asked of it, and it agrees
 // with toLowerCase on that: every BMP unit maps to its one-unit lower case; the only BMP character whose lower case is
 // longer, U+0130 (İ → i + U+0307), is expanded; surrogates (astral letters never lower to a keyword character) stay.
@@ -83,17 +83,6 @@ for (let c = 0; c < 0x10000; c++) {
 }
 const DOTTED_I = 0x130;
 const lowerBuf = { codes: new Uint16Array(4096) };
-function fastLower(t) {
-  let out = lowerBuf.codes;
-  if (out.length < 2 * t.length + 1) out = lowerBuf.codes = new Uint16Array(2 * t.length + 1);
-  let n = 0;
-  for (let i = 0; i < t.length; i++) {
-    const c = t.charCodeAt(i);
-    if (c === DOTTED_I) { out[n++] = 0x69; out[n++] = 0x307; } else out[n++] = LOWER[c];
-  }
-  // lone surrogates become U+FFFD here: same length, and no keyword contains either
-  return UTF16.decode(out.subarray(0, n));
-}
 const UTF16 = new TextDecoder("utf-16le");
 
 // ---- helpers shared with the Python engine's semantics -------------------------------------------------------------
@@ -183,16 +172,28 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
   });
   const marks = new Uint32Array(1 << 16);
   let gen = 0;
-  function present(lower) {
+  /** One pass: lower-case t into lowerBuf (the LOWER table) and mark every bigram of the result; returns its length. */
+  function prep(t) {
     gen = (gen + 1) >>> 0;
     if (gen === 0) { marks.fill(0); gen = 1; }
-    let prev = lower.charCodeAt(0);
-    for (let i = 1; i < lower.length; i++) {
-      const c = lower.charCodeAt(i);
-      marks[bigram(prev, c)] = gen;
-      prev = c;
+    let out = lowerBuf.codes;
+    if (out.length < 2 * t.length + 1) out = lowerBuf.codes = new Uint16Array(2 * t.length + 1);
+    let n = 0, prev = -1;
+    for (let i = 0; i < t.length; i++) {
+      const c = t.charCodeAt(i);
+      if (c === DOTTED_I) {
+        out[n++] = 0x69; out[n++] = 0x307;
+        if (prev >= 0) marks[bigram(prev, 0x69)] = gen;
+        marks[bigram(0x69, 0x307)] = gen;
+        prev = 0x307;
+      } else {
+        const l = LOWER[c];
+        out[n++] = l;
+        if (prev >= 0) marks[bigram(prev, l)] = gen;
+        prev = l;
+      }
     }
-    return gen;
+    return n;
   }
   const hb = compiled.filter((r) => r.holdback);
 
@@ -246,13 +247,16 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
 
   /** [ruleIndex, start, end] in UTF-16 units of t. */
   function candidates(t) {
-    const lower = fastLower(t);
+    const n = prep(t);
+    const g = gen;
+    let lower = null; // built only if some keyword's bigrams are all present
     const sel = new Set();
-    const g = present(lower);
     for (const [k, idx, hs] of kw) {
       let maybe = true;
       for (let j = 0; j < hs.length; j++) if (marks[hs[j]] !== g) { maybe = false; break; }
-      if (maybe && lower.includes(k)) for (const i of idx) sel.add(i);
+      if (!maybe) continue;
+      if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
+      if (lower.includes(k)) for (const i of idx) sel.add(i);
     }
     const out = [];
     for (const ri of [...sel].sort((a, b) => a - b)) {
