@@ -65,6 +65,12 @@ def cases() -> list[dict]:
     add("truncated-key", "the old key started with sk-ant-api03-AbCdEf… and is revoked", [])
     add("uuid-sha", "id 123e4567-e89b-12d3-a456-426614174000 commit 9fceb02d0ae598e95dc970b74767f19372d61af8", [])
     add("they-key", "they say the key is fine", [])
+    # case mapping edges: the prefilter and context words see lower-cased text (U+212A KELVIN SIGN lowers to k,
+    # U+0130 lowers to i + combining dot, which is no longer "inn")
+    inn = g.inn10(r)
+    add("kelvin-sign-context", "AWS secret \u212aey: " + g.rs(r, g.ALNUM + "/+", 40), ["aws-secret-access-key"])
+    add("dotted-capital-i", f"\u0130NN {inn}", [])
+    add("upper-inn", f"INN {inn}", ["ru-inn-10"])
     # HTML as OpenClaw sends it
     add("html-tag-inside", f"<b>Key:</b> {ant[:7]}<i>{ant[7:12]}</i>{ant[12:]}", ["anthropic-api-key"], html=True)
     add("html-entity", f"key &#115;{ant[1:]} &amp; more", ["anthropic-api-key"], html=True)
