@@ -36,6 +36,19 @@ EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
 _YEAR = re.compile(r"\d{4}")
 _MONTH = re.compile(r"\d\d")
 DLP_FILES = {"dlp_alerts": "dlp/alerts.jsonl", "dlp_reviews": "dlp/reviews.jsonl"}
+# The DLP streams' fields (docs/dlp.md), read with the same explicit-schema reader as the log.
+_COMMON = (("v", "INTEGER"), ("id", "VARCHAR"), ("ts", "TIMESTAMP"), ("event", "VARCHAR"), ("channel", "VARCHAR"),
+           ("chat_id", "VARCHAR"))
+DLP_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "dlp_alerts": _COMMON + (
+        ("account", "VARCHAR"), ("direction", "VARCHAR"), ("rule", "VARCHAR"), ("severity", "VARCHAR"),
+        ("action", "VARCHAR"), ("fingerprint", "VARCHAR"), ("masked", "VARCHAR"), ("start", "BIGINT"),
+        ("end", "BIGINT"), ("field", "VARCHAR"), ("method", "VARCHAR"), ("log_event", "VARCHAR"),
+        ("message_id", "BIGINT"), ("source", "VARCHAR"), ("rules_version", "VARCHAR"), ("prev", "VARCHAR")),
+    "dlp_reviews": _COMMON + (
+        ("alert", "VARCHAR"), ("verdict", "VARCHAR"), ("note", "VARCHAR"), ("reviewer", "VARCHAR"),
+        ("prev", "VARCHAR")),
+}
 
 
 class QueryError(EventlogError):
@@ -193,17 +206,17 @@ def _bounds_where(scope: Scope, ts_expr: str) -> str:
     return (" WHERE " + " AND ".join(parts)) if parts else ""
 
 
-def _struct_json() -> str:
-    return "{" + ",".join(f'"{c}":"{t}"' for c, t in EVENT_COLUMNS) + "}"
+def _struct_json(columns: tuple[tuple[str, str], ...] = EVENT_COLUMNS) -> str:
+    return "{" + ",".join(f'"{c}":"{t}"' for c, t in columns) + "}"
 
 
-def _lines_sql(root: Path) -> str:
+def _lines_sql(root: Path, var: str = "el_jsonl") -> str:
     """Every complete line of the JSONL files with its file and line number. read_text + split instead of read_json:
     measured 0.27 ms per file against 0.54 ms for read_json with explicit columns (the per-file cost dominates on a
     log of small day files). The part after the last newline (empty, or a torn tail) is not a line."""
     return (f"SELECT substr(filename, {len(str(root)) + 2}) AS file, unnest(range(1, len(parts))) AS line, "
             "unnest(list_slice(parts, 1, len(parts) - 1)) AS body FROM (SELECT filename, "
-            "string_split(content, chr(10)) AS parts FROM read_text(getvariable('el_jsonl')))")
+            f"string_split(content, chr(10)) AS parts FROM read_text(getvariable('{var}')))")
 
 
 def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
@@ -236,14 +249,16 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
         "  CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate, id, file, line\n"
         "FROM events WHERE event IN ('message:received', 'message:sent')"
     )
-    for view in DLP_FILES:
+    for view, columns in DLP_COLUMNS.items():
         if view in src.dlp:
-            views[view] = (f"CREATE VIEW {view} AS SELECT * FROM read_json(getvariable('el_{view}'), "
-                           "format='newline_delimited', ignore_errors=true, union_by_name=true, "
-                           "maximum_object_size=4194305)")
-        else:  # absent stream → an empty view with the common event columns, so queries still plan
-            views[view] = (f"CREATE VIEW {view} AS SELECT CAST(NULL AS VARCHAR) AS id, CAST(NULL AS TIMESTAMP) AS ts, "
-                           "CAST(NULL AS VARCHAR) AS event, CAST(NULL AS VARCHAR) AS chat_id WHERE false")
+            unpack = ", ".join(f"e.{q(c)} AS {q(c)}" for c, _ in columns)
+            views[view] = (f"CREATE VIEW {view} AS SELECT {unpack}, line FROM (SELECT line, json_transform(body, "
+                           f"'{_struct_json(columns)}') AS e FROM ({_lines_sql(scope.root, 'el_' + view)}) "
+                           "WHERE json_valid(body)) WHERE e.id IS NOT NULL")
+        else:  # an absent stream is an empty view with the same columns, so queries still plan
+            views[view] = (f"CREATE VIEW {view} AS SELECT "
+                           + ", ".join(f"CAST(NULL AS {t}) AS {q(c)}" for c, t in columns)
+                           + ", CAST(NULL AS BIGINT) AS line WHERE false")
     return views
 
 
@@ -411,7 +426,11 @@ def write_result(cur: Any, fmt: str, out: Any, max_table_rows: int = TABLE_MAX_R
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        reader = cur.to_arrow_reader(65_536)
+        import warnings
+
+        with warnings.catch_warnings():  # DuckDB notes an extra copy per batch: bounded by the batch size, accepted
+            warnings.simplefilter("ignore", UserWarning)
+            reader = cur.to_arrow_reader(65_536)
         writer = None
         for batch in reader:
             writer = writer or pq.ParquetWriter(out, batch.schema, compression="zstd")

@@ -216,16 +216,22 @@ def test_root_from_environment_and_after_subcommand(corpus_dir, monkeypatch):
 
 def test_dlp_views_empty_when_absent_and_read_when_present(corpus):
     root, _ = corpus
-    r = run("sql", "SELECT count(*) AS n FROM dlp_alerts", "--json", "--root", str(root))
+    r = run("sql", "SELECT count(*) AS n, count(rule) AS r FROM dlp_alerts", "--json", "--root", str(root))
+    assert orjson.loads(r.stdout) == {"n": 0, "r": 0}
+    r = run("sql", "SELECT count(verdict) AS n FROM dlp_reviews", "--json", "--root", str(root))
     assert orjson.loads(r.stdout)["n"] == 0
     log = EventLog(root, fsync="never", autoseal=False)
     log.append_stream("dlp/alerts.jsonl", [{"event": "dlp:alert", "channel": "telegram", "chat_id": "100001",
                                             "ts": "2026-10-01T00:00:00.000Z", "rule": "openai-key",
-                                            "fingerprint": "hmac:abc", "preview": "sk-…AAAA"}])
-    rows = sql_json(root, "SELECT rule, chat_id FROM dlp_alerts")
-    assert rows == [{"rule": "openai-key", "chat_id": "100001"}]
-    r = run("sql", "SELECT count(*) AS n FROM dlp_reviews", "--json", "--root", str(root))
-    assert orjson.loads(r.stdout)["n"] == 0
+                                            "fingerprint": "hmac:abc", "masked": "sk-…AAAA", "start": 3,
+                                            "end": 54, "action": "redact"}])
+    log.append_stream("dlp/reviews.jsonl", [{"event": "dlp:review", "channel": "telegram", "chat_id": "100001",
+                                             "ts": "2026-10-01T00:01:00.000Z", "alert": "01X", "verdict": "revoked",
+                                             "reviewer": "ops"}])
+    rows = sql_json(root, "SELECT rule, chat_id, \"end\" - start AS n, action, line FROM dlp_alerts")
+    assert rows == [{"rule": "openai-key", "chat_id": "100001", "n": 51, "action": "redact", "line": 1}]
+    rows = sql_json(root, "SELECT r.verdict, a.rule FROM dlp_reviews r, dlp_alerts a WHERE r.chat_id = a.chat_id")
+    assert rows == [{"verdict": "revoked", "rule": "openai-key"}]
 
 
 def test_empty_log(tmp_path):

@@ -2,7 +2,8 @@
 """Recall benchmark (issue 4): each `eventlog` command side by side with the baseline the issue names, in one run.
 
 Every measurement is a separate process (what a user runs: interpreter start and imports included), timed wall-clock,
-N runs after one warm-up, reported as the median, with the process's own peak RSS (wait4) and the ratio to its baseline.
+N runs after one warm-up, reported as the median, with peak RSS (wait4's ru_maxrss: the largest process of the command,
+its waited-for children such as rg included) and the ratio to its baseline.
 Answers are compared too: a fast wrong answer fails the run.
 
     python tools/bench/recall.py [--corpus DIR] [--chats 200 --days 365] [--runs 3] [--json-out FILE]
@@ -17,7 +18,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -27,6 +27,8 @@ import orjson
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools" / "bench"))
+from common import run_measured  # noqa: E402
 PY = sys.executable
 RG = str(Path(PY).parent / "rg")
 EVENTLOG = [PY, "-m", "eventlog"]
@@ -45,22 +47,14 @@ class Measure:
         return statistics.median(self.walls)
 
 
-def measure(name: str, argv: list[str], runs: int, env: dict[str, str] | None = None) -> Measure:
+def measure(name: str, argv: list[str], runs: int) -> Measure:
     m = Measure(name)
     for i in range(runs + 1):  # the first run warms the page cache and is not counted
-        t0 = time.perf_counter()
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO,
-                             env={**os.environ, **(env or {})})
-        out = p.stdout.read() if p.stdout else b""
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode not in (0, 1):
-            raise SystemExit(f"{name}: exit {p.returncode}: {' '.join(argv)[:200]}")
+        wall, rss, out = run_measured(argv)
         if i:
             m.walls.append(wall)
-            m.rss_mb = max(m.rss_mb, usage.ru_maxrss / 1024)
-        m.output = out
+            m.rss_mb = max(m.rss_mb, rss)
+        m.output = out.encode()
     return m
 
 
