@@ -104,3 +104,9 @@ def test_cli_rules_list_json() -> None:
     assert r.exit_code == 0
     rows = [json.loads(line) for line in r.output.splitlines()]
     assert {row["type"] for row in rows} == {"rule"} and len(rows) == len(load_rules().rules)
+
+
+@pytest.mark.parametrize("cmd", ["rules", "scan", "alerts", "show", "review", "stats"])
+def test_every_dlp_command_has_help(cmd: str) -> None:
+    r = CliRunner().invoke(cli, ["dlp", cmd, "--help"], catch_exceptions=False)
+    assert r.exit_code == 0 and "--root" in r.output and len(r.output.splitlines()) > 3

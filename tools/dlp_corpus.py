@@ -207,7 +207,7 @@ def negatives(r: random.Random) -> str:
         f"card ending {rs(r, string.digits, 4)}", f"card {bad_card} (test number, Luhn fails)", f"ИНН {bad_inn}",
         f"в длинное поле впиши {inn10(r)}", f"version {r.randint(1, 9)}.{r.randint(0, 20)}.{r.randint(0, 99)}",
         "they said the key was fine", "password: <your password here>", "пароль: ********", f"token {rs(r, string.digits, 8)}:short",
-        f"bearer eyJhbGciOi… (truncated)", f"SKU {rs(r, string.ascii_uppercase, 2)}{rs(r, string.digits, 20)}",
+        "bearer eyJhbGciOi… (truncated)", f"SKU {rs(r, string.ascii_uppercase, 2)}{rs(r, string.digits, 20)}",
         f"tracking 1Z{rs(r, string.ascii_uppercase + string.digits, 16)}", "sk-ant-api03-XXXXXXXX (placeholder)",
     ]
     return r.choice(choices)

@@ -11,7 +11,6 @@ conformance corpus:
 """
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -114,16 +113,11 @@ class Scanner:
                 return None
         return s, e
 
-    def active_keywords(self, blob_lower: str) -> list[tuple[str, tuple[int, ...]]]:
-        """The keywords that occur in a lower-cased batch of texts: scanning each text of the batch with only these
-        gives the same findings, with fewer prefilter checks per text."""
-        return [(k, idx) for k, idx in self._kw if k in blob_lower]
-
-    def candidates(self, t: str, keywords: list[tuple[str, tuple[int, ...]]] | None = None) -> list[tuple[int, int, int]]:
+    def candidates(self, t: str) -> list[tuple[int, int, int]]:
         """(rule index, start, end) for every accepted match in t, before overlap resolution."""
         lower = t.lower()
         selected: set[int] = set()
-        for k, idx in (self._kw if keywords is None else keywords):
+        for k, idx in self._kw:
             if k in lower:
                 selected.update(idx)
         out = []
@@ -187,18 +181,16 @@ class Scanner:
         return best
 
     # -- public API ------------------------------------------------------------------------------------------------
-    def scan(self, text: str, html: bool = False, preview: bool = False,
-             keywords: list[tuple[str, tuple[int, ...]]] | None = None) -> ScanResult:
-        rules = self.rules.rules
+    def scan(self, text: str, html: bool = False, preview: bool = False) -> ScanResult:
         raw: list[tuple[int, int, int, str]] = []  # (start, end, rule index, secret) in payload offsets
         if html:
             parsed = htmltext.parse(text)
             for seg in [parsed.visible, *parsed.attrs]:
                 st = seg.text
-                for ri, s, e in self.candidates(st, keywords):
+                for ri, s, e in self.candidates(st):
                     raw.append((seg.starts[s], seg.ends[e - 1], ri, st[s:e]))
         else:
-            for ri, s, e in self.candidates(text, keywords):
+            for ri, s, e in self.candidates(text):
                 raw.append((s, e, ri, text[s:e]))
         findings = self._resolve(raw)
         hb = 0
