@@ -28,11 +28,12 @@ for (const c of doc.cases) {
   });
 }
 
-test("a growing preview never shows a prefix of the key", () => {
-  const key = doc.cases.find((c) => c.name === "emoji-before-key");
-  const f = key.findings[0];
-  const secret = Array.from(key.text).slice(f.start, f.end).join("");
-  const full = `Sure 😀 here it is: ${secret} — keep it safe`;
+for (const [name, frame] of [["emoji-before-key", "Sure 😀 here it is: "], ["emoji-before-card", "Sure 😀 the card is "]])
+test(`a growing preview never shows a prefix of the secret (${name})`, () => {
+  const c = doc.cases.find((x) => x.name === name);
+  const f = c.findings[0];
+  const secret = Array.from(c.text).slice(f.start, f.end).join("");
+  const full = `${frame}${secret} — keep it safe`;
   const cps = Array.from(full);
   for (let n = 1; n <= cps.length; n++) {
     const shown = scanner.filter(cps.slice(0, n).join(""), { preview: true }).text;
