@@ -211,3 +211,31 @@ def test_js_engine_picks_up_allowlist_without_restart(log) -> None:
     finally:
         proc.stdin.close()
         proc.wait(timeout=10)
+
+
+def test_hostile_inputs_never_crash(root: Path, tmp_path: Path) -> None:
+    from eventlog.dlp.engine import open_scanner
+
+    sc = open_scanner(root)
+    for t in ["", "\ud800", "\udc00x", "<" * 5000, "&#" * 3000, "<a href='" * 500, "&#1114112; &#xD800; &#0;",
+              "\u2028sk-\u2029", "9" * 20000, "a" * 100000 + "sk-ant-api03-", "\x00" * 100]:
+        for html in (False, True):
+            for preview in (False, True):
+                assert isinstance(sc.filter(t, html=html, preview=preview)["text"], str)
+    f = tmp_path / "bin.txt"
+    f.write_bytes(b"\xff\xfe\x00bad")
+    r = run("dlp", "scan", "--file", str(f), "--root", str(root))
+    assert r.exit_code == 2 and "not UTF-8" in r.output
+    r = run("dlp", "rules", "--file", str(tmp_path / "missing.json"), "--root", str(root))
+    assert r.exit_code == 2 and "cannot read rule file" in r.output
+
+
+def test_python_allowlist_reloads(root: Path) -> None:
+    from eventlog.dlp.keys import Allowlist, allowlist_path, write_allowlist
+
+    al = Allowlist(allowlist_path(root), check_every=0)
+    assert "ab" not in al
+    write_allowlist(root, [{"fingerprint": "ab", "rule": "x"}])
+    assert "ab" in al
+    write_allowlist(root, [])
+    assert "ab" not in al
