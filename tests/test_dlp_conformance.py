@@ -70,3 +70,18 @@ def test_scan_batch_equals_per_text_scan() -> None:
     per = [sc.scan(t, html=h).findings for t, h in zip(texts, html)]
     assert sc.scan_batch(texts, html) == per
     assert sum(map(len, per)) > 1000
+
+
+def test_grouped_prefilter_selects_exactly_the_rules_with_a_keyword() -> None:
+    sc = Scanner(load_rules(), bytes.fromhex(KEY))
+    for m in dlp_corpus.corpus(2000, seed=17):
+        low = m["text"].lower()
+        want = {i for k, idx in sc._kw if k in low for i in idx}
+        got = set()
+        for k, idx in sc._direct:
+            if k in low:
+                got.update(idx)
+        for c, ks in sc._gated:
+            if c in low:
+                got.update(i for k, idx in ks if k in low for i in idx)
+        assert got == want
