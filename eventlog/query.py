@@ -269,6 +269,7 @@ def connect(scope: Scope, src: Sources | None = None) -> tuple["duckdb.DuckDBPyC
     src = src if src is not None else plan(scope)
     con = duckdb.connect(":memory:", config={"threads": max(1, os.cpu_count() or 1)})
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")  # DuckDB draws it on stdout, into the result
     variables: dict[str, Any] = {"el_jsonl": src.jsonl, "el_parquet": src.parquet}
     if scope.chats:
         variables["el_chats"] = list(scope.chats)

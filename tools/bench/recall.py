@@ -69,6 +69,7 @@ def measure(name: str, argv: list[str], runs: int) -> Measure:
 DUCKDB_GLOB = """
 import duckdb, sys
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")  # it draws on stdout
 print(con.execute(sys.argv[1].replace('GLOB', "read_json_auto('" + sys.argv[2] + "/raw/*/chats/*/*/*/*.jsonl')")).fetchall())
 """
 RAPIDFUZZ_SCAN = """
