@@ -240,3 +240,12 @@ def test_empty_log(tmp_path):
     r = run("sql", "SELECT count(*) AS n FROM events", "--json", "--root", str(root))
     assert r.exit_code == 0 and orjson.loads(r.stdout)["n"] == 0
     assert os.listdir(root) == []
+
+
+def test_no_progress_bar_on_stdout(corpus_dir):
+    """DuckDB draws its progress bar on stdout once a query runs > 2 s: it must never get into a result."""
+    from eventlog.query import Scope, connect
+
+    root, _ = corpus_dir
+    con, _ = connect(Scope(root))
+    assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False
