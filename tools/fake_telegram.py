@@ -314,6 +314,21 @@ class FakeTelegram:
                     return []
                 self._cond.wait(left)
 
+    def _edit_refusal(self, method: str, body: dict[str, Any]) -> str | None:
+        """Telegram's two everyday edit errors, which OpenClaw's preview streaming has to cope with: an edit of a
+        message it does not know, and an edit that changes nothing."""
+        if method not in ("editMessageText", "editMessageCaption") or "inline_message_id" in body:
+            return None
+        old = self._messages.get((str(body.get("chat_id")), int(body.get("message_id") or 0)))
+        if old is None:
+            return "Bad Request: message to edit not found"
+        key = "text" if method == "editMessageText" else "caption"
+        if old.get(key, "") == body.get(key, "") and old.get("reply_markup") == body.get("reply_markup",
+                                                                                        old.get("reply_markup")):
+            return ("Bad Request: message is not modified: specified new message content and reply markup are "
+                    "exactly the same as a current content and reply markup of the message")
+        return None
+
     def _drop_unwanted(self) -> None:
         """Telegram never delivers update types the bot did not ask for (``allowed_updates``; by default everything
         but chat_member, message_reaction, message_reaction_count): such injected updates go to ``undelivered``."""
@@ -411,6 +426,9 @@ class FakeTelegram:
                                                 "file_path": f"files/{fid}"}}
         if method in _MESSAGE_METHODS or method == "sendMediaGroup":
             with self._cond:
+                refusal = self._edit_refusal(method, body)
+                if refusal:
+                    return 400, {"ok": False, "error_code": 400, "description": refusal}
                 return 200, {"ok": True, "result": self._message_result(method, body)}
         return 200, {"ok": True, "result": True}
 
