@@ -14,7 +14,6 @@ forms: "договор" finds "договора"); a word's verdict is memoised,
 """
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess

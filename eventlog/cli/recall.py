@@ -38,6 +38,7 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
     Exit 0 when the result has rows, 1 when it is empty, 2 on error.
     """
     from .. import query as q
+    from ..query_output import write_result
 
     ensure_root(root)
     if query == "-":
@@ -55,9 +56,9 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
     cur = q.execute(con, query, bound)
     if output:
         with open(output, "wb") as f:
-            rows = q.write_result(cur, fmt, f)
+            rows = write_result(cur, fmt, f)
     else:
-        rows = q.write_result(cur, fmt, sys.stdout.buffer)
+        rows = write_result(cur, fmt, sys.stdout.buffer)
         sys.stdout.flush()
     _report_skipped(q.invalid_lines(con, src, root))
     for unit in src.stale:
