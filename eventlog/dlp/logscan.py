@@ -96,9 +96,16 @@ def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: da
         batch.clear()
         yield from hits
 
+    keep = ("id", "ts", "event", "channel", "chat_id", "direction", "message_id", "method")
     for ev in iter_events(root, chat, since, until, on_problem):
         if isinstance(ev.get("text"), str) and ev["text"] and "chat_id" in ev:
-            batch.append(ev)
+            # hold only what an alert needs: a batch of whole events (raw updates included) costs more to keep
+            # than to scan
+            slim = {k: ev[k] for k in keep if k in ev}
+            slim["text"] = ev["text"]
+            if _is_html(ev):
+                slim["payload"] = {"parse_mode": "HTML"}
+            batch.append(slim)
             if len(batch) >= BATCH:
                 yield from flush()
     if batch:
