@@ -107,6 +107,9 @@ class Follower:
         if size == 0:
             return 0
         with open(path, "rb") as f:
+            f.seek(size - 1)
+            if f.read(1) == b"\n":  # the usual case: one byte read per file at start-up
+                return size
             pos = size
             while pos > 0:
                 n = min(65536, pos)
