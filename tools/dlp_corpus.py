@@ -130,6 +130,13 @@ def openai_project(r: random.Random) -> str:
             return s
 
 
+def openai_legacy(r: random.Random) -> str:
+    while True:
+        s = "sk-" + rs(r, ALNUM, 48)
+        if "T3BlbkFJ" not in s:
+            return s
+
+
 def password(r: random.Random) -> str:
     while True:
         p = rs(r, string.ascii_letters, 4) + rs(r, string.digits, 2) + r.choice("!%^&*$") + rs(r, ALNUM, r.randint(3, 9))
@@ -145,6 +152,7 @@ SECRETS: dict[str, tuple[Callable[[random.Random], str], list[str], list[str]]] 
                           ["вот ключ: {s}", "ключ от антропика {s} не свети"]),
     "openai-api-key": (openai, ["OPENAI_API_KEY={s}", "the openai key is {s}"], ["ключ openai: {s}"]),
     "openai-project-key": (openai_project, ["project key {s}"], ["проектный ключ {s}"]),
+    "openai-legacy-key": (openai_legacy, ["OPENAI_API_KEY={s}", "old openai key {s}"], ["старый ключ openai {s}"]),
     "telegram-bot-token": (lambda r: f"{r.randint(10 ** 7, 10 ** 10 - 1)}:AA{rs(r, TOK, 33)}",
                            ["bot token {s}", "BOT_TOKEN={s}"], ["токен бота: {s}", "вот токен {s}"]),
     "google-api-key": (lambda r: "AIza" + rs(r, TOK, 35), ["maps key {s}", "GOOGLE_API_KEY={s}"], ["ключ гугла {s}"]),
