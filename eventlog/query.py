@@ -198,7 +198,7 @@ def plan(scope: Scope) -> Sources:
 def _bounds_where(scope: Scope, ts_expr: str) -> str:
     parts = []
     if scope.chats:
-        parts.append("chat_id IN (SELECT unnest(getvariable('el_chats')))")
+        parts.append("list_contains(getvariable('el_chats'), chat_id)")
     if scope.since:
         parts.append(f"{ts_expr} >= getvariable('el_since')")
     if scope.until:
