@@ -33,8 +33,8 @@ class VerifyReport:
 
 
 def _verify_chain(path: Path, rel: str, report: VerifyReport, emit: Callable[[Problem, bool], None],
-                  day_file: tuple[str, str, date] | None) -> tuple[int, int, str | None]:
-    """Check one chained file. Returns (lines, bytes of complete lines, last line hash)."""
+                  day_file: tuple[str, str, date] | None) -> tuple[list[str], list[int]]:
+    """Check one chained file. Returns (hash of each complete line, byte offset after each line)."""
     hashes: list[str] = []
     ids: dict[str, int] = {}
     expected = schema.genesis(rel)
@@ -47,8 +47,10 @@ def _verify_chain(path: Path, rel: str, report: VerifyReport, emit: Callable[[Pr
         emit(p, False)
 
     objs: list[dict | None] = []
+    ends: list[int] = []
     for n, line in iter_lines(path, rel, torn):
         size += len(line) + 1
+        ends.append(size)
         hashes.append(schema.line_hash(line))
         try:
             obj = orjson.loads(line)
@@ -88,7 +90,7 @@ def _verify_chain(path: Path, rel: str, report: VerifyReport, emit: Callable[[Pr
             if obj.get("event") != "log:repair" and (not isinstance(ts, str) or ts[:10] != day.isoformat()):
                 damage(n, f"ts {ts!r} is not on this file's day")
         expected = hashes[n - 1]
-    return len(hashes), size, (hashes[-1] if hashes else None)
+    return hashes, ends
 
 
 def _seal_files(root: Path, chats: Iterable[tuple[str, str]] | None) -> list[tuple[str, Path]]:
@@ -121,19 +123,19 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
         if emit:
             emit(p, is_damage)
 
-    measured: dict[str, tuple[int, int, str | None]] = {}
+    measured: dict[str, tuple[list[str], list[int]]] = {}
     chats: set[tuple[str, str]] = set()
     for lf in log_files(root, chat, since, until):
         report.files += 1
         chats.add((lf.channel, lf.chat_id))
         res = _verify_chain(lf.path, lf.relpath, report, record, (lf.channel, lf.chat_id, lf.day))
         measured[lf.relpath] = res
-        report.lines += res[0]
+        report.lines += len(res[0])
 
     seal_scope = None if chat is None else {(c, chat) for c in _channels(root)}
     for rel, path in _seal_files(root, seal_scope):
         report.files += 1
-        report.lines += _verify_chain(path, rel, report, record, None)[0]
+        report.lines += len(_verify_chain(path, rel, report, record, None)[0])
         latest: dict[str, dict] = {}
         for rec in read_seal_records(path):
             if isinstance(rec.get("file"), str):
@@ -147,14 +149,17 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
                 if not (root / frel).exists():
                     record(Problem(frel, 0, f"sealed file is missing ({rec['lines']} lines sealed)"), True)
                 continue
-            lines, size, last = got
-            if lines < rec["lines"]:
-                record(Problem(frel, lines, f"truncated: {lines} lines, sealed with {rec['lines']}"), True)
-            elif lines > rec["lines"] or size != rec["bytes"]:
-                record(Problem(frel, rec["lines"], f"changed after sealing ({lines} lines / {size} bytes, sealed "
-                                                   f"{rec['lines']} / {rec['bytes']})"), True)
-            elif last != rec["last"]:
-                record(Problem(frel, lines, "last line modified after sealing"), True)
+            hashes, ends = got
+            n = rec["lines"]
+            if len(hashes) < n:
+                record(Problem(frel, len(hashes), f"truncated: {len(hashes)} lines, sealed with {n}"), True)
+            elif ends[n - 1] != rec["bytes"] or hashes[n - 1] != rec["last"]:
+                record(Problem(frel, n, f"sealed part modified (line {n} or its size no longer matches the seal)"),
+                       True)
+            elif len(hashes) > n:
+                record(Problem(frel, n + 1, f"{len(hashes) - n} line(s) after the seal, not resealed yet (a writer "
+                                            "stopped while extending a closed day, or lines added by hand; "
+                                            "`eventlog seal` reseals)"), False)
 
     if chat is None:
         dlp = root / "dlp"
@@ -162,7 +167,7 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
             for name in sorted(os.listdir(dlp)):
                 if name.endswith(".jsonl"):
                     report.files += 1
-                    report.lines += _verify_chain(dlp / name, f"dlp/{name}", report, record, None)[0]
+                    report.lines += len(_verify_chain(dlp / name, f"dlp/{name}", report, record, None)[0])
     return report
 
 

@@ -172,7 +172,7 @@ class EventLog:
             prev, extra = self._chain_tail(fd, rel, result)
             sealed = self._sealed_record(rel) if rel.startswith("raw/") and not created else None
             if sealed is not None:
-                self._check_against_seal(fd, rel, sealed)
+                sealed = {**sealed, "lines": sealed["lines"] + self._check_against_seal(fd, rel, sealed)}
             lines = []
             for prepared, pre in extra + items:
                 line = pre.replace(self._ph_bytes, prev.encode(), 1)
@@ -267,11 +267,18 @@ class EventLog:
             return None
         return sealed_index(self.root, parsed[0], parsed[1]).get(rel)
 
-    def _check_against_seal(self, fd: int, rel: str, sealed: dict[str, Any]) -> None:
+    def _check_against_seal(self, fd: int, rel: str, sealed: dict[str, Any]) -> int:
+        """The file must still begin with exactly what was sealed. Returns how many complete lines follow the sealed
+        part (a writer that crashed between extending a sealed day and resealing it leaves such lines)."""
         st = os.fstat(fd)
-        last, end = _read_last_line(fd, st.st_size)
-        if st.st_size != sealed["bytes"] or last is None or schema.line_hash(last) != sealed["last"]:
+        sealed_size = sealed["bytes"]
+        ok = st.st_size >= sealed_size
+        if ok:
+            last, end = _read_last_line(fd, sealed_size)
+            ok = end == sealed_size and last is not None and schema.line_hash(last) == sealed["last"]
+        if not ok:
             raise DamagedLog(f"{rel}: does not match its seal (run `eventlog verify`); refusing to append")
+        return os.pread(fd, st.st_size - sealed_size, sealed_size).count(b"\n") if st.st_size > sealed_size else 0
 
 
 __all__ = ["EventLog", "AppendResult", "FSYNC_POLICIES", "BadEvent"]

@@ -111,7 +111,21 @@ def test_seal_stream_edited(log_root):
     seal = log_root / "seals/telegram/42.jsonl"
     seal.write_bytes(seal.read_bytes().replace(b'"lines":6', b'"lines":4'))
     where, rep = damage(log_root)  # the seal no longer matches its file
-    assert (DAY, 4) in where and "changed after sealing" in rep.damage[0].reason
+    assert (DAY, 4) in where and "sealed part modified" in rep.damage[0].reason
+
+
+def test_lines_after_seal_are_a_warning_and_reseal_on_next_append(log_root):
+    # What a writer killed between extending a closed day and resealing it leaves behind.
+    from eventlog import schema
+    ls = lines_of(log_root)
+    extra = dict(__import__("orjson").loads(ls[-1]), id=schema.new_id(), text="late")
+    extra = schema.encode_with_prev(schema.prepare(extra), schema.line_hash(ls[-1].rstrip(b"\n")))
+    write(log_root, ls + [extra + b"\n"])
+    rep = verify(log_root)
+    assert rep.ok and [(w.relpath, w.line) for w in rep.warnings] == [(DAY, 7)]
+    EventLog(log_root, fsync="never").append(ev(ts="2026-11-29T11:00:00Z", text="later"))
+    rep = verify(log_root)
+    assert rep.ok and not rep.warnings
 
 
 def test_cli_reports_file_line_reason_and_exits_2(log_root):

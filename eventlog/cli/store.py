@@ -44,10 +44,13 @@ def path(root: Path, as_json: bool) -> None:
             click.echo(f"{name:<14} {p}" + (f"   ({note})" if note else ""))
 
 
+_LONG_LINE = 64 * 1024
+
+
 def _read_batches(stream, chunk: int = 1 << 20, hold: int = 8 << 20):
-    """Yield (first line number, [complete lines]) batches — the group commit of --fsync batch. A batch is what has
-    arrived when a read() ends on a line boundary (a producer's write), or 8 MiB of lines; while a line is still
-    incomplete, the lines before it are held, so a bad or oversize line rejects its whole write."""
+    """Yield (first line number, [complete lines]) batches — the group commit of --fsync batch: the complete lines one
+    read() delivered. While a *long* line (≥ 64 KiB so far) is still arriving, the lines before it are held (up to
+    8 MiB), so an oversize line rejects the whole write it came in."""
     from ..schema import MAX_LINE
 
     carry = b""
@@ -64,7 +67,7 @@ def _read_batches(stream, chunk: int = 1 << 20, hold: int = 8 << 20):
             raise BadEvent(f"stdin line {lineno + len(held) + len(parts)}: line longer than {MAX_LINE} bytes")
         held += parts
         held_bytes += len(data)
-        if held and (not carry or held_bytes > hold):
+        if held and (len(carry) < _LONG_LINE or held_bytes > hold):
             yield lineno, held
             lineno += len(held)
             held, held_bytes = [], 0
