@@ -30,6 +30,7 @@ PLACEHOLDERS = frozenset("""
 password passwd pass pwd secret changeme change_me changeit example test testing dummy placeholder redacted hidden
 your_password yourpassword your-password mypassword my_password mypass pa55word p@ssw0rd p@ssword
 user username login token apikey api_key secretkey xxx xxxx xxxxx xxxxxx xxxxxxxx
+admin guest root anonymous demo default foo bar foobar
 """.split())
 
 

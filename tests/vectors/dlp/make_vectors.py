@@ -57,6 +57,7 @@ def cases() -> list[dict]:
     add("inn-inside-word", f"длинное число {g.inn10(r)}", [])
     add("inn-with-context", f"ИНН/КПП {g.inn10(r)}/770701001", ["ru-inn-10"])
     add("placeholder-url", "postgres://user:password@localhost:5432/app and redis://:${REDIS_PASSWORD}@cache", [])
+    add("default-creds-url", "https://admin:admin@localhost:8080 or ftp://anonymous:guest@ftp.example.org", [])
     add("placeholder-keys", "set OPENAI_API_KEY=sk-... or YOUR_API_KEY; AKIAIOSFODNN7EXAMPLE; ghp_" + "x" * 36, [])
     add("github-lookalike", f"look-alike {g.github(r, valid=False)}", [])
     add("bad-luhn", "card 4111 1111 1111 1112", [])
