@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from eventlog.patchset.tree import link_clone  # noqa: F401  (re-exported for the tests)
 from tools.e2e.harness import default_openclaw_dir
 
 
@@ -14,25 +15,6 @@ def openclaw_source() -> Path:
     if not (src / "package.json").is_file():
         pytest.fail(f"openclaw not installed at {src}: run `make openclaw` (these tests need the real dist)")
     return src
-
-
-def link_clone(src: Path, dst: Path) -> Path:
-    """Hard-link copy of a package tree: instant, and safe because the patch tool never writes a file in place
-    (temp file + rename), so the shared originals cannot change through the links."""
-    for dirpath, dirnames, filenames in os.walk(src):
-        rel = Path(dirpath).relative_to(src)
-        (dst / rel).mkdir(parents=True, exist_ok=True)
-        for d in dirnames:
-            if os.path.islink(os.path.join(dirpath, d)):
-                os.symlink(os.readlink(os.path.join(dirpath, d)), dst / rel / d)
-        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
-        for f in filenames:
-            s = os.path.join(dirpath, f)
-            if os.path.islink(s):
-                os.symlink(os.readlink(s), dst / rel / f)
-            else:
-                os.link(s, dst / rel / f)
-    return dst
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int, int]]:

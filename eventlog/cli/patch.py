@@ -14,6 +14,7 @@ import orjson
 
 from eventlog import patchset
 from eventlog.patchset.install import resolve_openclaw_dir
+from eventlog.patchset.manifest import manifest_for
 
 from .main import cli
 
@@ -34,10 +35,13 @@ def _emit(report: dict[str, Any], as_json: bool, human: Callable[[dict[str, Any]
         click.echo(human(report))
 
 
-def _run(fn: Callable[..., dict[str, Any]], openclaw_dir: Path | None, manifest: Path | None) -> dict[str, Any]:
+def _run(fn: Callable[..., dict[str, Any]], openclaw_dir: Path | None, manifest: Path | None,
+         need_pkg: bool = True) -> dict[str, Any]:
     try:
+        if not need_pkg:
+            return fn(None, patchset.load_manifest(manifest))
         pkg = resolve_openclaw_dir(openclaw_dir)
-        m = patchset.load_manifest(manifest)
+        m = manifest_for(pkg, manifest)
         return fn(pkg, m)
     except patchset.PatchError as e:
         # fail closed: the JSON report names the missing/ambiguous anchor; stderr gets one line
@@ -118,6 +122,77 @@ def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None
     paths = _run(lambda pkg, m: {"paths": [str(p) for p in write_diffs(pkg, out, m)]}, openclaw_dir, manifest)
     for p in paths["paths"]:
         click.echo(p)
+
+
+@patch.command("rebase")
+@click.option("--to", "to", required=True, help="Release version (fetched with `npm pack` into the cache) or a directory.")
+@manifest_opt
+@click.option("--verify", is_flag=True, help="Run the e2e smoke on that release's real gateway.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write the manifest and diffs here (default: patches/openclaw/releases/<v>/, diffs/<v>/).")
+@click.option("--dry-run", is_flag=True, help="Report only; write nothing.")
+@json_opt
+@root_opt
+def rebase_cmd(to: str, manifest: Path | None, verify: bool, out: Path | None, dry_run: bool, as_json: bool,
+               root: str | None) -> None:
+    """Re-anchor the patch set onto another release; exit 0 only if every change applied (and verified)."""
+    from eventlog.patchset.rebase import rebase
+
+    r = _run(lambda _pkg, m: rebase(to, m, out, write=not dry_run, verify=verify), None, manifest, need_pkg=False)
+    _emit(r, as_json, _render_rebase)
+    sys.exit(0 if r["ok"] and (r["verified"] or not verify) else 2)
+
+
+def _render_rebase(r: dict[str, Any]) -> str:
+    lines = [f"rebase onto {r['release']}: {'ok' if r['ok'] else 'FAILED'}"
+             + (f", verified={r['verified']}" if "verify" in r else "")]
+    for c in r["changes"]:
+        t = c.get("target") or {}
+        lines.append(f"  {c['change']}: {c['result']}" + (f" score={c['score']}" if c.get("score") is not None else "")
+                     + (f" [{c['reason']}]" if c.get("reason") else ""))
+        if t:
+            lines.append(f"    file: {t.get('old')} -> {t.get('new')}")
+        if c.get("anchor", {}).get("new") and c["result"] == "re-anchored":
+            lines.append(f"    anchor: {c['anchor']['new']}")
+    for p in r.get("problems", []):
+        lines.append(f"  problem: {p}")
+    if r.get("verify") and not r["verify"]["ok"]:
+        lines.append(f"  verify: {r['verify'].get('reason')} {r['verify'].get('checks')}")
+    return "\n".join(lines)
+
+
+@patch.command("drift")
+@click.option("--from", "a", required=True, help="Release version or directory.")
+@click.option("--to", "b", required=True, help="Release version or directory.")
+@manifest_opt
+@json_opt
+@root_opt
+def drift_cmd(a: str, b: str, manifest: Path | None, as_json: bool, root: str | None) -> None:
+    """What upstream changed around our anchors between two releases."""
+    from eventlog.patchset.drift import drift, render
+
+    r = _run(lambda _pkg, m: drift(a, b, m), None, manifest, need_pkg=False)
+    _emit(r, as_json, render)
+
+
+@patch.command("matrix")
+@click.argument("releases", nargs=-1, required=True)
+@manifest_opt
+@click.option("--verify", is_flag=True, help="Also run the e2e smoke for each release.")
+@click.option("--write", is_flag=True, help="Also write each rebased manifest and its diffs into patches/openclaw/.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Markdown table (default: docs/patchset-matrix.md).")
+@json_opt
+@root_opt
+def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, write: bool, out: Path | None,
+               as_json: bool, root: str | None) -> None:
+    """Rebase (+ verify) every release given and write the known-good table. Exit 0 only if all pass."""
+    from eventlog.patchset.matrix import run_matrix
+
+    r = _run(lambda _pkg, m: run_matrix(list(releases), m, verify=verify, write=write, out=out), None, manifest,
+             need_pkg=False)
+    _emit(r, as_json, lambda r: r["markdown"])
+    sys.exit(0 if r["ok"] else 2)
 
 
 cli.add_command(patch)

@@ -33,6 +33,8 @@ class Change:
     anchor: str
     insert: str
     known_good: tuple[str, ...]
+    scope: str = ""                     # the function that holds the anchor (where re-anchoring may look)
+    requires: tuple[str, ...] = ()      # identifiers the inserted call uses; must be declared in that scope
 
     def marker(self, prefix: str) -> str:
         return f"// {prefix}:{self.id}"
@@ -116,7 +118,9 @@ def load_manifest(path: Path | None = None) -> Manifest:
     if version != MANIFEST_VERSION:
         raise PatchError("bad-manifest", f"unsupported manifest_version {version} (this tool reads {MANIFEST_VERSION})")
     rt = _req(raw, "runtime", dict, "manifest")
-    base = path.resolve().parents[2] if path.resolve().parent.name == "openclaw" else REPO_ROOT
+    source = _req(rt, "source", str, "runtime")
+    # the project root is the nearest ancestor holding the runtime source (manifests also live in releases/<v>/)
+    base = next((a for a in path.resolve().parents if (a / source).is_dir()), REPO_ROOT)
     changes = []
     seen: set[str] = set()
     for i, c in enumerate(_req(raw, "changes", list, "manifest")):
@@ -136,11 +140,25 @@ def load_manifest(path: Path | None = None) -> Manifest:
         if "\n" in anchor or "\n" in insert or not anchor.strip() or not insert.strip():
             raise PatchError("bad-manifest", f"{where}: anchor and insert must be single non-empty lines")
         changes.append(Change(id=cid, why=_req(c, "why", str, where), signature=tuple(sig), anchor=anchor,
-                              insert=insert, known_good=tuple(c.get("known_good") or ())))
+                              insert=insert, known_good=tuple(c.get("known_good") or ()),
+                              scope=str(c.get("scope") or ""), requires=tuple(c.get("requires") or ())))
     extra = tuple((base / e["from"], e["to"]) for e in rt.get("extra", []))
     return Manifest(
         path=path, version=version, marker=_req(raw, "marker", str, "manifest"),
         binding=_req(raw, "binding", str, "manifest"), runtime_dir=_req(rt, "dir", str, "runtime"),
-        runtime_entry=_req(rt, "entry", str, "runtime"), runtime_source=base / _req(rt, "source", str, "runtime"),
+        runtime_entry=_req(rt, "entry", str, "runtime"), runtime_source=base / source,
         runtime_extra=extra, changes=tuple(changes), pinned=str(raw.get("pinned", "")), raw=raw,
     )
+
+
+def manifest_for(pkg: Path, given: Path | None = None) -> Manifest:
+    """--manifest if given; else the rebased manifest for the tree's release if one exists; else the default."""
+    if given:
+        return load_manifest(given)
+    m = load_manifest()
+    try:
+        version = orjson.loads((pkg / "package.json").read_bytes()).get("version")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return m
+    rebased = m.path.parent / "releases" / str(version) / "manifest.json"
+    return load_manifest(rebased) if version != m.pinned and rebased.is_file() else m

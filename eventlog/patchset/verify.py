@@ -1,0 +1,94 @@
+"""`rebase --verify`: the e2e smoke on a release's real gateway. One update goes in and must be logged; one leaked key
+goes out and must never reach the fake Telegram.
+
+The release is installed with its dependencies into the cache (`npm install openclaw@VERSION`, ~1 min, ~650 MB),
+copied, patched with the rebased manifest, and run offline with the e2e harness (tools/e2e/harness.py).
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from eventlog.patchset.errors import PatchError
+from eventlog.patchset.install import apply
+from eventlog.patchset.manifest import Manifest
+from eventlog.patchset.tree import CACHE, node_binary
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def installed_release(version: str) -> Path:
+    """The package root of openclaw@VERSION with its dependencies; the `make openclaw` install for the pinned one."""
+    pinned = CACHE / f"openclaw-{version}" / "node_modules" / "openclaw"
+    if (pinned / "openclaw.mjs").is_file():
+        return pinned
+    dest = CACHE / "rebase-installs" / version
+    pkg = dest / "node_modules" / "openclaw"
+    if (pkg / "openclaw.mjs").is_file() and (dest / ".complete").is_file():
+        return pkg
+    dest.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PATH=f"{Path(node_binary()).parent}:{os.environ.get('PATH', '')}")
+    r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", f"openclaw@{version}"], cwd=dest,
+                       env=env, capture_output=True, text=True, timeout=1200)
+    if r.returncode or not (pkg / "openclaw.mjs").is_file():
+        raise PatchError("install-failed", f"npm install openclaw@{version} failed: {r.stderr.strip()[-300:]}")
+    (dest / ".complete").write_text("ok\n")
+    return pkg
+
+
+def _key() -> str:
+    alnum = string.ascii_letters + string.digits
+    return "sk-ant-api03-" + "".join(secrets.choice(alnum) for _ in range(90)) + "AA"
+
+
+def smoke(version: str, manifest: Manifest, timeout: float = 300.0) -> dict[str, Any]:
+    """Run the smoke; returns {ok, checks: {...}, reason?}. Never raises for a failed check."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tools.e2e.harness import Gateway, HarnessError, clone_openclaw
+
+    source = installed_release(version)
+    work = Path(tempfile.mkdtemp(prefix=f"eventlog-verify-{version}-"))
+    g = None
+    checks: dict[str, Any] = {}
+    try:
+        pkg = clone_openclaw(work / "pkg", source)
+        apply(pkg, manifest)
+        g = Gateway(work / "gw", openclaw_dir=pkg)
+        g.start(timeout=timeout)
+        user = g.new_user()
+        marker = f"verify{secrets.token_hex(4)}"
+        key = _key()
+        g.llm.script(f"Here it is: {key} - done {marker}.", when=marker)
+        mark = g.telegram.mark()
+        upd = g.send_dm(f"key please {marker}", user)
+        g.wait_reply(user, since=mark, contains=f"done {marker}", timeout=timeout)
+        time.sleep(1.0)
+        logged = []
+        for p in (g.eventlog_root / "raw").rglob("*.jsonl"):
+            logged += [orjson.loads(ln) for ln in p.read_bytes().splitlines() if ln.strip()]
+        bodies = b"\n".join(r.raw for r in g.telegram.requests).decode("utf-8", "replace")
+        pieces = {key[i:i + 12] for i in range(len(key) - 11)}
+        checks["update_logged"] = any(e.get("update_id") == upd["update_id"] for e in logged)
+        checks["reply_logged"] = any(e.get("event") == "message:sent" and e.get("chat_id") == str(user) for e in logged)
+        checks["key_never_sent"] = not any(p in bodies for p in pieces)
+        checks["alert_written"] = (g.eventlog_root / "dlp" / "alerts.jsonl").is_file()
+        ok = all(checks.values())
+        return {"ok": ok, "checks": checks, **({} if ok else {"reason": "a smoke check failed"})}
+    except (HarnessError, PatchError) as e:
+        return {"ok": False, "checks": checks, "reason": str(e).splitlines()[0][:300]}
+    finally:
+        if g is not None:
+            g.stop()
+        if not os.environ.get("EVENTLOG_KEEP_VERIFY"):
+            shutil.rmtree(work, ignore_errors=True)
