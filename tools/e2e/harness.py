@@ -173,10 +173,10 @@ class Gateway:
         return _merge(cfg, json.loads(json.dumps(self.extra_config)))
 
     def environment(self) -> dict[str, str]:
-        """Everything points into the temp dir; the guard is preloaded; nothing from the caller's OpenClaw leaks in."""
+        """Everything points into the temp dir and the guard is preloaded. Only a few neutral variables are passed
+        on: the caller's OpenClaw settings, provider API keys or proxies must not change what the gateway does."""
         keep = {k: v for k, v in os.environ.items()
-                if not k.startswith(("OPENCLAW_", "EVENTLOG_ROOT", "NODE_OPTIONS"))
-                and not k.lower().endswith("_proxy")}
+                if k in ("PATH", "LANG", "TZ", "TERM", "USER", "LOGNAME", "SHELL") or k.startswith("LC_")}
         env = dict(keep, HOME=str(self.home), OPENCLAW_HOME=str(self.home), OPENCLAW_STATE_DIR=str(self.state_dir),
                    OPENCLAW_CONFIG_PATH=str(self.config_path), OPENCLAW_NO_AUTO_UPDATE="1",
                    EVENTLOG_ROOT=str(self.eventlog_root), EVENTLOG_E2E_NET_LOG=str(self.net_log),
@@ -223,19 +223,7 @@ class Gateway:
 
     def stop(self, timeout: float = 15.0) -> int | None:
         """SIGTERM the gateway (its whole process group), SIGKILL after ``timeout``; stop the fakes. → exit code."""
-        code = None
-        if self.proc and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                code = self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                code = self.proc.wait()
-        elif self.proc:
-            code = self.proc.returncode
+        code = self._terminate(timeout)
         self.telegram.stop()
         self.llm.stop()
         if os.environ.get("EVENTLOG_E2E_DUMP") == "1":
@@ -255,10 +243,31 @@ class Gateway:
 
     def restart(self, timeout: float = 240.0) -> "Gateway":
         """Stop only the gateway process and start it again on the same state dir and fakes."""
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(15)
+        self._terminate(15.0)
         return self.start(timeout)
+
+    def _terminate(self, timeout: float) -> int | None:
+        """SIGTERM to the gateway's process group; once the gateway has exited (seen without reaping it, so its pid
+        and group id cannot be reused meanwhile), SIGKILL to whatever is left of its group; then reap."""
+        proc = self.proc
+        if proc is None:
+            return None
+        if proc.returncode is not None:
+            return proc.returncode
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                break
+            time.sleep(0.05)
+        try:  # helpers it started (its spawn broker) must not outlive it; a gateway that hangs is killed too
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        return proc.wait()
 
     def __enter__(self) -> "Gateway":
         return self.start()
