@@ -16,7 +16,7 @@ OPENCLAW_STAMP := $(OPENCLAW_DIR)/.installed-$(OPENCLAW_VERSION)
 export EVENTLOG_NODE := $(abspath $(NODE))
 export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)/node_modules/openclaw
 
-.PHONY: venv node openclaw deps test test-fast demo bench clean
+.PHONY: venv node openclaw deps releases test test-fast demo bench clean
 
 $(VPY): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -44,7 +44,12 @@ openclaw: $(OPENCLAW_STAMP)
 
 deps: venv node openclaw
 
-test: deps
+# Older OpenClaw releases (npm pack, unpacked into the cache) for the rebase tests; the tests never fetch.
+RELEASES := 2026.9.5 2026.8.2 2026.7.1 2026.6.5
+releases: venv node
+	PATH=$(dir $(NODE)):$$PATH $(VPY) -m eventlog patch fetch $(RELEASES) >/dev/null
+
+test: deps releases
 	$(VPY) -m pytest -q
 	PATH=$(dir $(NODE)):$$PATH $(NODE) --test patches/openclaw/runtime/test/
 

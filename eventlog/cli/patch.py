@@ -195,4 +195,16 @@ def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, w
     sys.exit(0 if r["ok"] else 2)
 
 
+@patch.command("fetch")
+@click.argument("versions", nargs=-1, required=True)
+@root_opt
+def fetch_cmd(versions: tuple[str, ...], root: str | None) -> None:
+    """Download releases (`npm pack`) into the cache for rebase/drift; prints each package dir."""
+    from eventlog.patchset.rebase import release_dir
+
+    for v in versions:
+        r = _run(lambda _pkg, _m: {"dir": str(release_dir(v))}, None, None, need_pkg=False)
+        click.echo(r["dir"])
+
+
 cli.add_command(patch)
