@@ -195,3 +195,10 @@ test("seals: a new day seals the earlier day; appending to a sealed day extends 
     appendFileSync(join(root, day1), readLines(join(root, day1))[0] + "\n"); // damage: a duplicated line
     await assert.rejects(log.append(ev({ ts: "2026-11-29T13:00:00Z" })), DamagedLog);
   });
+
+test("the writer never does synchronous file I/O (the gateway's event loop must not wait on the disk)", () => {
+  for (const f of ["writer.mjs", "writer-io.mjs", "writer-seal.mjs", "writer-format.mjs"]) {
+    const src = readFileSync(join(here, "..", f), "utf8");
+    assert.deepEqual(src.match(/\b\w+Sync\s*\(/g) ?? [], [], `${f} calls a *Sync function`);
+  }
+});
