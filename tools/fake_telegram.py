@@ -114,12 +114,14 @@ class FakeTelegram:
         self._messages: dict[tuple[str, int], dict[str, Any]] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._closing = False
         self.foreign_requests: list[dict[str, Any]] = []  # requests for another token / unknown path
         self._allowed: set[str] | None = None  # allowed_updates in force (None: Telegram's default set)
         self.undelivered: list[dict[str, Any]] = []  # injected updates of a type the bot did not ask for
 
     # ---- lifecycle -----------------------------------------------------------------------------------------------
     def start(self) -> "FakeTelegram":
+        self._closing = False  # a stopped fake can be started again; its long polls block again
         handler = _make_handler(self)
         self._server = ThreadingHTTPServer((self.host, self.port), handler)
         self._server.daemon_threads = True
@@ -307,7 +309,7 @@ class FakeTelegram:
                     if offset < 0:  # negative offset: the last -offset updates
                         self._updates = self._updates[offset:]
                 self._drop_unwanted()
-                if self._updates or getattr(self, "_closing", False):
+                if self._updates or self._closing:
                     return [dict(u) for u in self._updates[:limit]]
                 left = deadline - time.monotonic()
                 if left <= 0:
