@@ -156,13 +156,21 @@ class Scanner:
                     pos = m.end() if m.end() > m.start() else m.start() + 1
         return out
 
-    def scan_batch(self, texts: Sequence[str], html: Sequence[bool] | None = None) -> list[list[Finding]]:
+    def scan_batch(self, texts: Sequence[str], html: Sequence[bool] | None = None,
+                   group: int = 64) -> list[list[Finding]]:
         """Findings of many texts, exactly `scan(t, html=h).findings` for each, with one regex pass over the batch.
 
         The scanned strings (a plain text, or an HTML payload's visible text and attribute values) are joined with
         "\n\0\n": no rule's pattern can match across a newline and NUL is in no boundary class, so the joint acts
         like the end and start of a string. Candidates in the joined text are a superset of the per-text candidates
-        (context windows may only see more words), so only texts with a candidate are scanned again on their own."""
+        (context windows may only see more words), so only texts with a candidate are scanned again on their own.
+        Texts go in groups of `group`: a larger joint text lets more rules through the keyword prefilter."""
+        out: list[list[Finding]] = []
+        for i in range(0, len(texts), group):
+            out += self._scan_group(texts[i:i + group], html[i:i + group] if html is not None else None)
+        return out
+
+    def _scan_group(self, texts: Sequence[str], html: Sequence[bool] | None) -> list[list[Finding]]:
         owners: list[int] = []
         starts: list[int] = []
         parts: list[str] = []
