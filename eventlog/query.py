@@ -81,33 +81,35 @@ def q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def month_dirs(scope: Scope) -> Iterator[tuple[str, Path, int, int]]:
+def month_dirs(scope: Scope) -> Iterator[tuple[str, str, int, int]]:
     """(relpath, path, year, month) of every chat-month directory in scope, pruned by name like layout.log_files —
-    one level coarser, so a compacted month can be vouched for by one stat of its directory instead of one per file."""
-    raw = scope.root / RAW
+    one level coarser, so a compacted month can be vouched for by one stat of its directory instead of one per file.
+    (Plain strings, not Path: this runs for every chat-month of the log on every query.)"""
+    raw = os.path.join(str(scope.root), RAW)
     lo = (scope.since.year, scope.since.month) if scope.since else (0, 0)
     hi = (scope.until.year, scope.until.month) if scope.until else (9999, 12)
     for ch in _subdirs(raw, CHANNEL_RE):
-        chats = [c for c in scope.chats if CHAT_ID_RE.fullmatch(c)] if scope.chats else _subdirs(raw / ch / "chats",
+        chats_dir = f"{raw}/{ch}/chats"
+        chats = [c for c in scope.chats if CHAT_ID_RE.fullmatch(c)] if scope.chats else _subdirs(chats_dir,
                                                                                                  CHAT_ID_RE)
         for chat in chats:
-            base = raw / ch / "chats" / chat
+            base = f"{chats_dir}/{chat}"
             for y in _subdirs(base, _YEAR):
                 if not lo[0] <= int(y) <= hi[0]:
                     continue
-                for m in _subdirs(base / y, _MONTH):
+                for m in _subdirs(f"{base}/{y}", _MONTH):
                     if lo <= (int(y), int(m)) <= hi:
-                        yield f"{RAW}/{ch}/chats/{chat}/{y}/{m}", base / y / m, int(y), int(m)
+                        yield f"{RAW}/{ch}/chats/{chat}/{y}/{m}", f"{base}/{y}/{m}", int(y), int(m)
 
 
-def _subdirs(path: Path, pattern: "re.Pattern[str]") -> list[str]:
+def _subdirs(path: str, pattern: "re.Pattern[str]") -> list[str]:
     try:
         return sorted(e.name for e in os.scandir(path) if pattern.fullmatch(e.name) and e.is_dir())
     except (FileNotFoundError, NotADirectoryError):
         return []
 
 
-def _day_files(path: Path, rel: str, y: int, m: int, scope: Scope) -> dict[str, int]:
+def _day_files(path: str, rel: str, y: int, m: int, scope: Scope) -> dict[str, int]:
     """relpath → size of the day files in one chat-month directory within the scope's days."""
     out: dict[str, int] = {}
     try:
@@ -165,7 +167,9 @@ def plan(scope: Scope) -> Sources:
         except FileNotFoundError:
             fresh = False
         if fresh:
-            unit_files.setdefault(unit.name, []).extend(f for f in files if _in_days(f, scope))
+            days_bound = scope.since or scope.until
+            unit_files.setdefault(unit.name, []).extend([f for f in files if _in_days(f, scope)] if days_bound
+                                                        else files)
             continue
         current = _day_files(path, rel, y, m, scope)
         for f, size in current.items():
@@ -179,7 +183,8 @@ def plan(scope: Scope) -> Sources:
             stale.add(unit.name)  # a compacted file disappeared
     for name, unit in units.items():
         # A compacted chat-month directory that vanished (in scope) also makes the unit unusable.
-        if any(unit.in_scope_dir(d, scope) and d not in seen_dirs.get(name, ()) for d in unit.dirs_all()):
+        gone = set(unit.dirs_all()) - seen_dirs.get(name, set())
+        if any(unit.in_scope_dir(d, scope) for d in gone):
             stale.add(name)
         if name in stale:
             src.stale.append(name)
