@@ -192,18 +192,35 @@ class EventLog {
     const dir = dirname(path);
     let created = false;
     if (!this.knownDirs.has(dir)) created = await this.ensureDirs(rel);
-    await withFileLock(path + ".lock", async () => {
-      let fh, st, fileCreated;
-      try {
-        [fh, st, fileCreated] = await this.handleFor(rel, path);
-      } catch (err) {
-        if (err.code !== "ENOENT") throw err;
-        this.knownDirs.delete(dir); // the directory went away under us: make it again
-        created = await this.ensureDirs(rel);
-        [fh, st, fileCreated] = await this.handleFor(rel, path);
+    try {
+      created = (await this.writeLocked(rel, path, items)) || created;
+    } catch (err) {
+      // ENOENT comes only from opening the lock or the file, before anything is written: the directory went away
+      // (deleted by hand) while we believed it existed. Make it again, once.
+      if (err.code !== "ENOENT" || err.afterWrite || !this.knownDirs.has(dir)) throw err;
+      this.knownDirs.delete(dir);
+      created = await this.ensureDirs(rel);
+      created = (await this.writeLocked(rel, path, items)) || created;
+    }
+    if (created && this.autoseal && rel.startsWith("raw/")) {
+      const p = parseRelpath(rel);
+      // The events are durable by now: a failed auto-seal must not turn their append into an error (the tap would
+      // refuse sends for it). It is reported; `eventlog seal` does the same work later.
+      if (p) {
+        await sealBefore(this, p.channel, p.chatId, p.day).catch((err) => this.warn(
+          `openclaw-eventlog: auto-seal of ${p.channel}/${p.chatId} before ${p.day} failed: ${err?.message ?? err}`));
       }
+    }
+  }
+
+  /** Under the file's lock: chain, repair, seal check, write, fsync. → true if the file was created. */
+  async writeLocked(rel, path, items) {
+    const dir = dirname(path);
+    return withFileLock(path + ".lock", async () => {
+      const [fh, st0, fileCreated] = await this.handleFor(rel, path);
+      let st = st0;
       this.knownDirs.add(dir);
-      created = created || fileCreated;
+      let written = false;
       try {
         const extra = [];
         let prev = await this.chainTail(fh, st, rel, extra);
@@ -225,6 +242,7 @@ class EventLog {
           await writeAll(fh, data);
           if (this.fsync === "batch") await fh.sync();
         }
+        written = true;
         // Under the lock nobody else appends: the new size is known without another stat.
         this.tails.set(rel, { ino: st.ino, size: st.size + data.length, last: prev });
         if (sealed) {
@@ -238,18 +256,11 @@ class EventLog {
         const h = this.handles.get(rel);
         this.handles.delete(rel);
         if (h) await h.fh.close().catch(() => {});
+        if (written && err && typeof err === "object") err.afterWrite = true; // never retried: no double lines
         throw err;
       }
+      return fileCreated;
     });
-    if (created && this.autoseal && rel.startsWith("raw/")) {
-      const p = parseRelpath(rel);
-      // The events are durable by now: a failed auto-seal must not turn their append into an error (the tap would
-      // refuse sends for it). It is reported; `eventlog seal` does the same work later.
-      if (p) {
-        await sealBefore(this, p.channel, p.chatId, p.day).catch((err) => this.warn(
-          `openclaw-eventlog: auto-seal of ${p.channel}/${p.chatId} before ${p.day} failed: ${err?.message ?? err}`));
-      }
-    }
   }
 
   /** Close the cached file handles (the writer stays usable: they are reopened on demand). */

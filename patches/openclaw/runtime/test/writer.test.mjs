@@ -2,7 +2,7 @@
 // byte-identical lines, chain + genesis, names, timestamps, permissions, torn-tail repair, lock protocol, seals.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync, statSync, readdirSync, existsSync, appendFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, statSync, readdirSync, existsSync, appendFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { test } from "node:test";
@@ -202,3 +202,16 @@ test("the writer never does synchronous file I/O (the gateway's event loop must 
     assert.deepEqual(src.match(/\b\w+Sync\s*\(/g) ?? [], [], `${f} calls a *Sync function`);
   }
 });
+
+test("a chat directory deleted while the writer runs is made again (cached handles and dirs are not trusted blindly)",
+  async () => {
+    const root = tmp();
+    const log = await openEventLog({ root, fsync: "never" });
+    await log.append(ev({ text: "before" }));
+    rmSync(join(root, "raw/telegram/chats/42"), { recursive: true });
+    await log.append(ev({ text: "after" }));
+    const rel = "raw/telegram/chats/42/2026/11/30.jsonl";
+    assert.deepEqual(readLines(join(root, rel)).map((l) => JSON.parse(l).text), ["after"]);
+    chainOk(root, rel); // a new file starts from the genesis again
+    await log.close();
+  });
