@@ -142,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     R, n = str(root), args.runs
     files = sum(1 for _ in (root / "raw").rglob("*.jsonl"))
     size = sum(p.stat().st_size for p in (root / "raw").rglob("*.jsonl"))
-    print(f"corpus: {summary['events']:,} events, {files:,} files, {size / 1e6:.0f} MB, {R}", flush=True)
+    print(f"corpus: {summary['events']:,} events, {files:,} files, {size / 1e6:.0f} MB, {R}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (other work skews absolute times, "
+          "ratios less)", flush=True)
     chat = sorted(summary["per_chat"])[len(summary["per_chat"]) // 2]
     week = ("2026-06-01", "2026-06-07") if summary["first"] <= "2026-06-01" <= summary["last"] else (
         summary["first"], summary["first"])
@@ -192,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     ok = all(r.get("answers_agree", True) for r in rows)
     if args.json_out:
         args.json_out.write_bytes(orjson.dumps({"corpus": {"events": summary["events"], "files": files,
-                                                           "bytes": size}, "runs": n, "results": rows},
+                                                           "bytes": size}, "runs": n, "results": rows,
+                                                "load_average_end": os.getloadavg()[0]},
                                                option=orjson.OPT_INDENT_2))
     return 0 if ok else 1
 
