@@ -247,7 +247,7 @@ def rebase(to: str, manifest: Manifest | None = None, out_dir: Path | None = Non
             for entry in raw["changes"]:
                 entry["known_good"] = [version]
     raw["verified"] = report["verified"]
-    if write:
+    if write and (version != m.pinned or out_dir):  # the pinned release's manifest and diffs are the defaults
         report["written"] = [str(p) for p in write_release(pkg, raw, m, out_dir)]
     return report
 

@@ -74,8 +74,19 @@ async function patchedBot(fsync) {
   return makeBot(createTap({ deps, stderr: () => {} }));
 }
 
-const cases = { baseline: makeBot(null), "patched fsync=never": await patchedBot("never"),
-  "patched fsync=batch": await patchedBot("batch") };
+// Decomposition only (not a configuration anyone runs): the tap with a log that keeps nothing, to separate the
+// DLP + transformer cost from the writer's disk path.
+function scanOnlyBot() {
+  const rules = loadRules();
+  const root = mkdtempSync(join(tmpdir(), "tap-bench-"));
+  roots.push(root);
+  const log = { append: async () => {}, appendStream: async () => {} };
+  return makeBot(createTap({ deps: { root, log, rulesVersion: rules.version,
+    scanner: createScanner({ rules, key: loadKey(root) }) }, stderr: () => {} }));
+}
+
+const cases = { baseline: makeBot(null), "tap, no log I/O (decomposition)": scanOnlyBot(),
+  "patched fsync=never": await patchedBot("never"), "patched fsync=batch": await patchedBot("batch") };
 const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, { t: [], loop: [] }]));
 for (const bot of Object.values(cases)) await runCase(bot, 0); // warm-up: JIT, first files
 for (let r = 0; r < ROUNDS; r++) {

@@ -117,6 +117,15 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   const callbackChats = new Map(); // callback_query_id / inline_query_id -> chat, for answer* calls
   const seen = { set: null, file: null };
   const pathOk = new Map();
+  // message:sent appends still in flight. The reply is handed back to OpenClaw without waiting for the disk; the
+  // writer keeps each file's order. Past MAX_PENDING the transformer waits (back-pressure on a slow disk).
+  const pending = new Set();
+  const MAX_PENDING = 256;
+  async function track(p) {
+    pending.add(p);
+    p.finally(() => pending.delete(p));
+    if (pending.size > MAX_PENDING) await Promise.race(pending);
+  }
 
   async function append(log, event) {
     try {
@@ -304,7 +313,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
       }
       // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
       // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.
-      if (chatId !== null) await logSent(res).catch(() => {});
+      if (chatId !== null) await track(logSent(res).catch(() => {}));
       return res;
 
       async function logSent(r) {
@@ -323,5 +332,10 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     };
   }
 
-  return { middleware, transformer, ready, get degraded() { return degraded; } };
+  /** Resolves once every message:sent append started so far has settled (tests, shutdown). */
+  async function flush() {
+    while (pending.size) await Promise.allSettled([...pending]);
+  }
+
+  return { middleware, transformer, flush, ready, get degraded() { return degraded; } };
 }

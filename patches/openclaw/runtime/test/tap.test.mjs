@@ -20,6 +20,8 @@ async function setup(opts = {}) {
 }
 
 const sent = (root) => readAll(root, "raw").filter((e) => e.event === "message:sent");
+// message:sent is appended after the reply is handed back; flush() waits for the appends in flight
+async function sentOf(s) { await s.tap.flush(); return sent(s.root); }
 const alerts = (root) => readAll(root, "dlp").filter((e) => e.event === "dlp:alert");
 
 test("sendMessage with a key: redacted before it leaves, alert without plaintext, message:sent with provider id", async () => {
@@ -34,7 +36,7 @@ test("sendMessage with a key: redacted before it leaves, alert without plaintext
     assert.match(s.tg.requests[0].body.text, /\[REDACTED:anthropic-api-key\]/);
     // our transformer ran first: the throttler (installed before it) already saw the redacted payload
     assert.equal(leaksPiece(JSON.stringify(s.inner), key), null);
-    const [ev] = sent(s.root);
+    const [ev] = (await sentOf(s));
     assert.equal(ev.method, "sendMessage");
     assert.equal(ev.chat_id, String(CHAT));
     assert.deepEqual(ev.outcome, { ok: true, message_id: res.message_id });
@@ -79,7 +81,7 @@ test("every content-bearing method is filtered, nested fields included", async (
     assert.deepEqual(s.tg.requests[13].body.entities, [{ type: "code", offset: 0, length: 6 }]);
     // file ids are never scanned or changed
     assert.equal(s.tg.requests[0].body.photo, "AgACAgIAAxkBAAIBfileid");
-    const ev = sent(s.root);
+    const ev = (await sentOf(s));
     assert.equal(ev.length, 14);
     // files are per chat, so compare as multisets
     assert.deepEqual(ev.map((e) => e.method).sort(), s.tg.requests.map((r) => r.method).sort());
@@ -97,7 +99,7 @@ test("block rule: the text is replaced by a short withheld notice, the call stil
     assert.equal(typeof res.message_id, "number");
     const text = s.tg.requests[0].body.text;
     assert.match(text, /^\[withheld by DLP: private-key\]$/);
-    const [ev] = sent(s.root);
+    const [ev] = (await sentOf(s));
     assert.equal(ev.dlp.action, "block");
     assert.equal(ev.text, text);
     assert.ok(!allBytes(s.root).includes("BEGIN RSA PRIVATE KEY"));
@@ -120,7 +122,7 @@ test("streaming preview: a growing editMessageText never shows a prefix of the k
       for (let i = 3; i <= key.length; i++) assert.ok(!t.includes(key.slice(0, i)), `preview leaked ${key.slice(0, i)}`);
     }
     assert.ok(shown.some((t) => t.endsWith("and that is all.")), "the final text still arrives");
-    const held = sent(s.root).filter((e) => e.dlp?.held_back > 0);
+    const held = (await sentOf(s)).filter((e) => e.dlp?.held_back > 0);
     assert.ok(held.length > 0, "some previews were held back");
   } finally { await s.done(); }
 });
@@ -134,7 +136,7 @@ test("fail closed: a scanner that throws means the call is not forwarded and an 
     const [al] = alerts(s.root);
     assert.equal(al.rule, "scanner-error");
     assert.equal(al.action, "block");
-    const [ev] = sent(s.root);
+    const [ev] = (await sentOf(s));
     assert.equal(ev.outcome.ok, false);
     assert.equal(ev.payload, undefined, "an unscanned payload is never logged");
     // calls without content still work (the gateway can poll and start)
@@ -209,7 +211,7 @@ test("inbound: every update type is logged before the handler runs; replays are 
     assert.equal(byId[16].chat_id, "-100777");
     // an answerCallbackQuery is filed under the chat its callback came from
     await s.bot.api.answerCallbackQuery("cb-9", { text: "ok" });
-    assert.equal(sent(s.root).at(-1).chat_id, String(CHAT));
+    assert.equal((await sentOf(s)).at(-1).chat_id, String(CHAT));
   } finally { await s.done(); }
 });
 
