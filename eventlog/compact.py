@@ -31,7 +31,7 @@ from .errors import EventlogError
 from .layout import log_files, parse_relpath
 
 PARQUET_DIR = "parquet"
-UNIT_VERSION = 1
+UNIT_VERSION = 2  # 2: `line` column and directory mtimes; older units are ignored (and rebuilt by compact)
 ROW_GROUP = 10_000
 BATCH = 20_000
 # Columns whose JSONL value is a nested object/array, stored as its canonical JSON text.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -293,6 +294,17 @@ def connect(scope: Scope, src: Sources | None = None) -> tuple["duckdb.DuckDBPyC
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con, src
+
+
+@contextmanager
+def duckdb_errors() -> Iterator[None]:
+    """DuckDB raises while binding views, executing, and lazily while results are fetched: one clean error each."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise QueryError(_one_line(exc)) from None
 
 
 def check_readonly(con: "duckdb.DuckDBPyConnection", sql: str) -> list[str]:

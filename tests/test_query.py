@@ -249,3 +249,24 @@ def test_no_progress_bar_on_stdout(corpus_dir):
     root, _ = corpus_dir
     con, _ = connect(Scope(root))
     assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False
+
+
+def test_errors_while_fetching_are_one_line_exit_2(corpus_dir):
+    root, _ = corpus_dir
+    r = run("sql", "SELECT CAST(text AS INT) FROM events", "--json", "--root", str(root))
+    assert r.exit_code == 2
+    assert r.stderr.startswith("eventlog: Conversion Error") and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_units_of_another_format_version_are_ignored(corpus):
+    root, summary = corpus
+    assert run("compact", "--before", "2026-10-01", "--root", str(root)).exit_code == 0
+    rec_path = root / "parquet/2026-09.json"
+    rec = orjson.loads(rec_path.read_bytes())
+    rec["v"] = 1
+    rec_path.write_bytes(orjson.dumps(rec))
+    assert "0 Parquet file(s)" in run("sql", "SELECT 1", "--explain", "--root", str(root)).stdout
+    assert sql_json(root, "SELECT count(*) AS n FROM events") == [{"n": summary["events"]}]
+    r = run("compact", "--before", "2026-10-01", "--json", "--root", str(root))
+    assert [orjson.loads(x)["action"] for x in r.stdout.splitlines()] == ["built"]
+    assert "1 Parquet file(s)" in run("sql", "SELECT 1", "--explain", "--root", str(root)).stdout

@@ -52,15 +52,16 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
     if fmt == "parquet" and not output and sys.stdout.isatty():
         raise EventlogError("--format parquet writes binary: give -o FILE or redirect stdout")
     bound = dict(params)
-    con, src = q.connect(scope, src)
-    cur = q.execute(con, query, bound)
-    if output:
-        with open(output, "wb") as f:
-            rows = write_result(cur, fmt, f)
-    else:
-        rows = write_result(cur, fmt, sys.stdout.buffer)
-        sys.stdout.flush()
-    _report_skipped(q.invalid_lines(con, src, root))
+    with q.duckdb_errors():
+        con, src = q.connect(scope, src)
+        cur = q.execute(con, query, bound)
+        if output:
+            with open(output, "wb") as f:
+                rows = write_result(cur, fmt, f)
+        else:
+            rows = write_result(cur, fmt, sys.stdout.buffer)
+            sys.stdout.flush()
+        _report_skipped(q.invalid_lines(con, src, root))
     for unit in src.stale:
         click.echo(f"eventlog: compaction {unit} is stale (a day file changed); read JSONL instead — "
                    "run `eventlog compact`", err=True)
