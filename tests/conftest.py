@@ -1,12 +1,6 @@
-import os
-import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-VECTORS = REPO / "tests" / "vectors"
-EVENTLOG = [sys.executable, "-m", "eventlog"]
 
 
 @pytest.fixture
@@ -14,10 +8,6 @@ def root(tmp_path: Path) -> Path:
     r = tmp_path / "root"
     r.mkdir(mode=0o700)
     return r
-
-
-def ev(chat="42", ts="2026-11-30T10:00:00.000Z", text="hi", **extra):
-    return {"event": "message:received", "channel": "telegram", "chat_id": chat, "ts": ts, "text": text, **extra}
 
 
 @pytest.fixture(autouse=True)

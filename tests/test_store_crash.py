@@ -12,7 +12,7 @@ import pytest
 from eventlog.reader import iter_events
 from eventlog.verify import verify
 
-from conftest import REPO
+from store_support import REPO
 
 KILLS = int(__import__("os").environ.get("CRASH_KILLS", "200"))
 

@@ -7,7 +7,7 @@ import orjson
 from eventlog.reader import iter_events
 from eventlog.writer import EventLog
 
-from conftest import REPO, VECTORS, ev
+from store_support import REPO, VECTORS, ev
 
 SCHEMA = json.loads((REPO / "eventlog" / "event.schema.json").read_text())
 

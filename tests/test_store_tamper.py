@@ -7,7 +7,7 @@ from eventlog.layout import log_files
 from eventlog.verify import verify
 from eventlog.writer import EventLog
 
-from conftest import ev
+from store_support import ev
 
 DAY = "raw/telegram/chats/42/2026/11/29.jsonl"
 

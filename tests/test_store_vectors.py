@@ -7,7 +7,7 @@ from eventlog import schema
 from eventlog.errors import BadEvent
 from eventlog.writer import EventLog
 
-from conftest import VECTORS
+from store_support import VECTORS
 
 ENC = json.loads((VECTORS / "store" / "encoding.json").read_text())
 NAMES = json.loads((VECTORS / "store" / "names.json").read_text())

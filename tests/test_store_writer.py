@@ -14,7 +14,7 @@ from eventlog.reader import iter_events, iter_lines
 from eventlog.verify import verify
 from eventlog.writer import EventLog
 
-from conftest import EVENTLOG, REPO, ev
+from store_support import EVENTLOG, REPO, ev
 
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300) | st.just("x" * 200_000) | \
     st.sampled_from(["Привет, Ёжик", "👋🏽🇷🇺", "\u2028\u2029", "\"\\\n\t\x00", "договор № 5"])
