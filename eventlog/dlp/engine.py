@@ -214,7 +214,7 @@ class Scanner:
             for seg in [parsed.visible, *parsed.attrs]:
                 st = seg.text
                 for ri, s, e in self.candidates(st):
-                    raw.append((seg.starts[s], seg.ends[e - 1], ri, st[s:e]))
+                    raw.append((seg.start(s), seg.end(e - 1), ri, st[s:e]))
         else:
             for ri, s, e in self.candidates(text):
                 raw.append((s, e, ri, text[s:e]))
@@ -224,7 +224,7 @@ class Scanner:
             if html:
                 vis = parsed.visible
                 h = self.hold(vis.text)
-                cut = vis.starts[len(vis.text) - h] if h else len(text)
+                cut = vis.start(len(vis.text) - h) if h else len(text)
                 if parsed.open_tail is not None:
                     cut = min(cut, parsed.open_tail)
                 hb = len(text) - cut

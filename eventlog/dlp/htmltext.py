@@ -8,6 +8,7 @@ walk the payload with the same rules, so offsets agree (code points).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
@@ -20,11 +21,24 @@ NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'", "nbsp": "\u
 
 @dataclass
 class Segment:
-    """A piece of decoded text; starts[i]/ends[i] are the payload offsets of its i-th code point."""
+    """A piece of decoded text and where each of its code points came from in the payload. Stored as pieces (a run of
+    plain characters, or one decoded entity) and mapped on demand: most messages have no finding to map."""
     text: str
-    starts: list[int]
-    ends: list[int]
+    vpos: list[int]     # visible offset where each piece starts
+    pstart: list[int]   # payload offset where each piece starts
+    pend: list[int]     # payload offset where each piece ends
+    single: list[bool]  # the piece is one decoded entity (all of it maps to [pstart, pend))
     visible: bool
+
+    def start(self, i: int) -> int:
+        """Payload offset of the i-th code point."""
+        k = bisect_right(self.vpos, i) - 1
+        return self.pstart[k] if self.single[k] else self.pstart[k] + (i - self.vpos[k])
+
+    def end(self, i: int) -> int:
+        """Payload offset just after the i-th code point."""
+        k = bisect_right(self.vpos, i) - 1
+        return self.pend[k] if self.single[k] else self.pstart[k] + (i - self.vpos[k]) + 1
 
 
 @dataclass
@@ -48,26 +62,35 @@ SPECIAL_RE = re.compile(r"[<&]")
 
 
 class _Buf:
-    """Visible characters and their payload offsets; plain runs are copied in bulk (a 2.5 KB message has a few
-    dozen tags and entities, not thousands)."""
+    """Collects the pieces of a Segment; plain runs are kept whole (a 2.5 KB message has a few dozen tags and
+    entities, not thousands)."""
 
     def __init__(self) -> None:
         self.chunks: list[str] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
+        self.vpos: list[int] = []
+        self.pstart: list[int] = []
+        self.pend: list[int] = []
+        self.single: list[bool] = []
+        self.n = 0
 
     def run(self, p: str, i: int, j: int) -> None:
         self.chunks.append(p[i:j])
-        self.starts.extend(range(i, j))
-        self.ends.extend(range(i + 1, j + 1))
+        self.vpos.append(self.n)
+        self.pstart.append(i)
+        self.pend.append(j)
+        self.single.append(False)
+        self.n += j - i
 
     def one(self, ch: str, s: int, e: int) -> None:
         self.chunks.append(ch)
-        self.starts.append(s)
-        self.ends.append(e)
+        self.vpos.append(self.n)
+        self.pstart.append(s)
+        self.pend.append(e)
+        self.single.append(True)
+        self.n += 1
 
     def segment(self, visible: bool) -> Segment:
-        return Segment("".join(self.chunks), self.starts, self.ends, visible)
+        return Segment("".join(self.chunks), self.vpos, self.pstart, self.pend, self.single, visible)
 
 
 def _decode(p: str, start: int, end: int, visible: bool) -> Segment:
