@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
@@ -145,7 +146,7 @@ def rg_binary() -> str:
 def _rg_candidates(root: Path, regex: str, paths: list[str]) -> Iterator[tuple[str, int, bytes]]:
     """(absolute path, line number, line bytes) of every line matching `regex`, unordered."""
     base = [rg_binary(), "--no-config", "--no-ignore", "--hidden", "--no-heading", "--with-filename", "--line-number",
-            "--null", "--text", "--no-messages", "--glob", "*.jsonl", "-e", regex, "--"]
+            "--null", "--text", "--glob", "*.jsonl", "-e", regex, "--"]
     batches: list[list[str]] = []
     cur: list[str] = []
     size = 0
@@ -158,16 +159,23 @@ def _rg_candidates(root: Path, regex: str, paths: list[str]) -> Iterator[tuple[s
     if cur:
         batches.append(cur)
     for batch in batches:
-        proc = subprocess.Popen(base + batch, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            path, _, rest = raw.partition(b"\0")
-            num, _, line = rest.partition(b":")
-            yield path.decode("utf-8", "surrogateescape"), int(num), line.rstrip(b"\n")
-        err = proc.stderr.read() if proc.stderr else b""
-        if proc.wait() not in (0, 1):
-            raise GrepError("rg failed: " + err.decode("utf-8", "replace").strip().splitlines()[0] if err.strip()
-                            else "rg failed")
+        # stderr to a file, not a pipe: rg may report many unreadable files while we are still reading its stdout.
+        with tempfile.TemporaryFile() as errf:
+            proc = subprocess.Popen(base + batch, stdout=subprocess.PIPE, stderr=errf)
+            assert proc.stdout is not None
+            try:
+                for raw in proc.stdout:
+                    path, _, rest = raw.partition(b"\0")
+                    num, _, line = rest.partition(b":")
+                    yield path.decode("utf-8", "surrogateescape"), int(num), line.rstrip(b"\n")
+            finally:
+                if proc.poll() is None and proc.stdout:
+                    proc.stdout.close()  # the caller stopped early (e.g. a closed pipe): let rg finish
+                code = proc.wait()
+            if code not in (0, 1):
+                errf.seek(0)
+                first = errf.read().decode("utf-8", "replace").strip().splitlines()
+                raise GrepError("rg failed: " + (first[0] if first else f"exit {code}"))
 
 
 # -- matching ------------------------------------------------------------------------------------------------------
