@@ -112,7 +112,7 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
 
 @cli.command()
 @click.argument("pattern", required=False)
-@click.option("-i", "--ignore-case", is_flag=True, help="Case-insensitive (Unicode: Ё/ё, Straße/STRASSE-free simple folding).")
+@click.option("-i", "--ignore-case", is_flag=True, help="Case-insensitive, Unicode simple case folding as Python's re.IGNORECASE (Ё/ё; ß is not ss).")
 @click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python `re` syntax).")
 @click.option("--fuzzy", is_flag=False, flag_value=str(80.0), default=None, metavar="[SCORE]",
               help="Fuzzy word match (typos, word forms), rapidfuzz ratio ≥ SCORE (default 80).")
