@@ -30,33 +30,39 @@ const KEY_BYTES = 32;
 const isHi = (c) => c >= 0xd800 && c <= 0xdbff;
 const isLo = (c) => c >= 0xdc00 && c <= 0xdfff;
 
-/** UTF-16 index → code point index, for a string that may contain surrogate pairs. */
-function cpIndexer(t) {
-  if (!SURROGATE.test(t)) return null;
-  const map = new Int32Array(t.length + 1);
-  let cp = 0;
-  for (let i = 0; i < t.length; i++) {
-    map[i] = cp;
-    if (isHi(t.charCodeAt(i)) && i + 1 < t.length && isLo(t.charCodeAt(i + 1))) { map[i + 1] = cp; i++; }
-    cp++;
+/** UTF-16 offsets → code point offsets, in one pass up to the largest (identity when t has no surrogates). An offset
+ *  inside a surrogate pair maps to the pair's index. No per-character array: most texts report one or two offsets. */
+function toCodePoints(t, offs) {
+  if (offs.length === 0 || !SURROGATE.test(t)) return (x) => x;
+  const m = new Map();
+  let i = 0, cp = 0;
+  for (const o of [...new Set(offs)].sort((a, b) => a - b)) {
+    while (i < o) {
+      if (isHi(t.charCodeAt(i)) && i + 1 < t.length && isLo(t.charCodeAt(i + 1))) {
+        if (i + 1 === o) break;
+        i += 2;
+      } else i++;
+      cp++;
+    }
+    m.set(o, cp);
   }
-  map[t.length] = cp;
-  return map;
+  return (x) => m.get(x);
 }
-const cpAt = (map, i) => (map === null ? i : map[i]);
 
-/** code point index → UTF-16 index. */
-function u16Indexer(t) {
-  if (!SURROGATE.test(t)) return null;
-  const out = [];
-  for (let i = 0; i < t.length; i++) {
-    out.push(i);
-    if (isHi(t.charCodeAt(i)) && i + 1 < t.length && isLo(t.charCodeAt(i + 1))) i++;
+/** code point offsets → UTF-16 offsets, in one pass (identity when t has no surrogates; past the end → t.length). */
+function toUnits(t, cps) {
+  if (cps.length === 0 || !SURROGATE.test(t)) return (c) => c;
+  const m = new Map();
+  let i = 0, cp = 0;
+  for (const c of [...new Set(cps)].sort((a, b) => a - b)) {
+    while (cp < c && i < t.length) {
+      i += isHi(t.charCodeAt(i)) && i + 1 < t.length && isLo(t.charCodeAt(i + 1)) ? 2 : 1;
+      cp++;
+    }
+    m.set(c, i);
   }
-  out.push(t.length);
-  return out;
+  return (c) => m.get(c);
 }
-const u16At = (map, cp) => (map === null ? cp : map[Math.min(cp, map.length - 1)]);
 
 function back(t, i, k) { // i moved back by k code points
   while (k > 0 && i > 0) { i--; if (i > 0 && isLo(t.charCodeAt(i)) && isHi(t.charCodeAt(i - 1))) i--; k--; }
@@ -67,7 +73,6 @@ function fwd(t, i, k) { // i moved forward by k code points
   return i;
 }
 const stepAt = (t, i) => (isHi(t.charCodeAt(i)) && isLo(t.charCodeAt(i + 1)) ? 2 : 1);
-const cpLen = (s) => { let n = 0; for (const _ of s) n++; return n; };
 
 const bigram = (a, b) => ((a * 1031) ^ b) & 0xffff;
 
@@ -299,13 +304,13 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     return cut;
   }
 
-  function resolve(raw, cpMap) {
+  function resolve(raw, toCp) {
     // raw: [start16, end16, ruleIndex, secret] in payload units
     const items = [];
     for (const [s, e, ri, secret] of raw) {
       const fp = createHmac("sha256", key).update(secret, "utf8").digest("hex");
       if (allowed(fp)) continue;
-      items.push([cpAt(cpMap, s), cpAt(cpMap, e), ri, fp, secret]);
+      items.push([toCp(s), toCp(e), ri, fp, secret]);
     }
     items.sort((a, b) => a[0] - b[0] || b[1] - a[1] || a[2] - b[2]);
     const out = [];
@@ -331,20 +336,21 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     } else {
       for (const [ri, s, e] of candidates(text)) raw.push([s, e, ri, text.slice(s, e)]);
     }
-    // UTF-16 → code point offsets, computed only when there is something to report
-    const cpMap = raw.length || preview ? cpIndexer(text) : null;
-    const findings = resolve(raw, cpMap);
-    let holdBack = 0;
+    let cut16 = text.length;
     if (preview) {
-      let cut16;
       if (html) {
         const vis = parsed.visible;
         const vc = holdCut(vis.text);
         cut16 = vc < vis.text.length ? vis.starts[vc] : text.length;
         if (parsed.openTail !== null) cut16 = Math.min(cut16, parsed.openTail);
       } else cut16 = holdCut(text);
-      holdBack = cpAt(cpMap, text.length) - cpAt(cpMap, cut16);
     }
+    const offs = [];
+    for (const r of raw) offs.push(r[0], r[1]);
+    if (preview) offs.push(text.length, cut16);
+    const toCp = toCodePoints(text, offs);
+    const findings = resolve(raw, toCp);
+    const holdBack = preview ? toCp(text.length) - toCp(cut16) : 0;
     return { findings, holdBack };
   }
 
@@ -352,11 +358,11 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     if (!findings || findings.length === 0) return { text, action: "pass" };
     const blocked = [...new Set(findings.filter((f) => f.action === "block").map((f) => f.rule))].sort();
     if (blocked.length) return { text: BLOCK_NOTICE(blocked), action: "block" };
-    const u = u16Indexer(text);
+    const toU = toUnits(text, findings.flatMap((f) => [f.start, f.end]));
     const tags = html ? parseHtml(text).tags : [];
     let out = "", pos = 0;
     for (const f of [...findings].sort((a, b) => a.start - b.start)) {
-      const s = u16At(u, f.start), e = u16At(u, f.end);
+      const s = toU(f.start), e = toU(f.end);
       if (s < pos) continue;
       out += text.slice(pos, s) + REDACTED(f.rule);
       if (html) out += tagsWithin(text, tags, s, e);
@@ -371,19 +377,18 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     if (findings.some((f) => f.action === "block")) {
       return { ...redact(text, findings, { html }), findings, held: 0 };
     }
-    const total = cpLen(text);
+    const total = toCodePoints(text, [text.length])(text.length);
     let cut = total - res.holdBack;
     for (let moved = true; moved;) {
       moved = false;
       for (const f of findings) if (f.start < cut && cut < f.end) { cut = f.start; moved = true; }
     }
-    const u = u16Indexer(text);
-    let cut16 = u16At(u, cut);
+    let cut16 = toUnits(text, [cut])(cut);
     let tags = [];
     if (html && cut < total) {
       tags = parseHtml(text).tags;
       for (const [s, e] of tags) if (s < cut16 && cut16 < e) cut16 = s;
-      cut = cpAt(cpIndexer(text), cut16);
+      cut = toCodePoints(text, [cut16])(cut16);
     }
     const keep = findings.filter((f) => f.end <= cut);
     let { text: out, action } = redact(text.slice(0, cut16), keep, { html });
