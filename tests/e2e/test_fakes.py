@@ -224,3 +224,30 @@ def test_guard_denies_and_records_non_loopback_but_passes_loopback(tmp_path: Pat
     assert json.loads(res.stdout) == {"ok": 200, "out": "denied", "inWorker": "ENOTFOUND"}
     targets = [json.loads(ln)["target"] for ln in log.read_text().splitlines()]
     assert targets == ["tcp example.com:80", "dns lookup example.org"]
+
+
+def test_gateway_config_and_environment_stay_offline_and_inside_the_workdir(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from tools.e2e.harness import Gateway
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-callers-shell")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", "/somewhere/else")
+    g = Gateway(tmp_path, streaming="partial", extra_config={"channels": {"telegram": {"groupPolicy": "open"}}})
+    g.node = Path("/opt/node/bin/node")
+    cfg = g.config()
+    assert cfg["models"]["catalogRefresh"] == {"enabled": False}
+    assert cfg["update"] == {"checkOnStart": False}
+    assert cfg["gateway"]["bind"] == "loopback"
+    tg = cfg["channels"]["telegram"]
+    assert tg["apiRoot"].startswith("http://127.0.0.1:") and tg["dmPolicy"] == "allowlist"
+    assert tg["allowFrom"] == [str(u) for u in g.users] and tg["streaming"] == {"mode": "partial"}
+    assert tg["groupPolicy"] == "open" and tg["botToken"] == g.telegram.token  # extra_config merged, not replacing
+    assert cfg["models"]["providers"]["fakellm"]["baseUrl"].startswith("http://127.0.0.1:")
+    assert cfg["logging"]["file"].startswith(str(tmp_path))
+    env = g.environment()
+    for key in ("HOME", "OPENCLAW_HOME", "OPENCLAW_STATE_DIR", "OPENCLAW_CONFIG_PATH", "EVENTLOG_ROOT", "TMPDIR"):
+        assert env[key].startswith(str(tmp_path)), key
+    assert "OPENAI_API_KEY" not in env and "HTTPS_PROXY" not in env
+    assert env["OPENCLAW_NO_AUTO_UPDATE"] == "1" and str(GUARD) in env["NODE_OPTIONS"]
+    assert env["PATH"].startswith("/opt/node/bin:")
