@@ -53,16 +53,15 @@ def read_seal_records(path: Path) -> Iterable[dict[str, Any]]:
 
 def sealed_index(root: Path, channel: str, chat: str) -> dict[str, dict[str, Any]]:
     """relpath → latest seal record, for one chat. Cached on the seal file's size and mtime."""
-    path = root / seal_relpath(channel, chat)
+    key = f"{os.fspath(root)}/{seal_relpath(channel, chat)}"
     try:
-        st = os.stat(path)
+        st = os.stat(key)
     except FileNotFoundError:
         return {}
-    key = str(path)
     hit = _cache.get(key)
     if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
         return hit[2]
-    index = {rec["file"]: rec for rec in read_seal_records(path) if isinstance(rec.get("file"), str)}
+    index = {rec["file"]: rec for rec in read_seal_records(Path(key)) if isinstance(rec.get("file"), str)}
     _cache[key] = (st.st_size, st.st_mtime_ns, index)
     return index
 
