@@ -25,16 +25,18 @@ $(VPY): pyproject.toml
 
 venv: $(VPY)
 
-$(NODE):
+# Stamped like openclaw below: a binary that failed its version check is not taken as installed next time.
+NODE_STAMP := $(NODE_DIR)/.installed-$(NODE_PKG)-$(NODE_VERSION)
+$(NODE_STAMP):
 	mkdir -p $(NODE_DIR)
 	cd $(NODE_DIR) && npm install --no-audit --no-fund --loglevel=error --save-exact $(NODE_PKG)@$(NODE_VERSION)
 	test "$$($(NODE) --version)" = "v$(NODE_VERSION)"
 	touch $@
 
-node: $(NODE)
+node: $(NODE_STAMP)
 
 # npm runs with Node 26 first on PATH (openclaw's engines field refuses the system Node 20).
-$(OPENCLAW_STAMP): | $(NODE)
+$(OPENCLAW_STAMP): | $(NODE_STAMP)
 	mkdir -p $(OPENCLAW_DIR)
 	cd $(OPENCLAW_DIR) && PATH=$(dir $(NODE)):$$PATH npm install --no-audit --no-fund --loglevel=error --save-exact openclaw@$(OPENCLAW_VERSION)
 	test "$$($(NODE) -p 'require(process.argv[1]).version' $(EVENTLOG_OPENCLAW_DIR)/package.json)" = "$(OPENCLAW_VERSION)"
@@ -53,7 +55,7 @@ test: deps releases
 	$(VPY) -m pytest -q
 	PATH=$(dir $(NODE)):$$PATH $(NODE) --test patches/openclaw/runtime/test/
 
-test-fast: venv
+test-fast: venv node
 	$(VPY) -m pytest -q -m "not e2e and not slow and not openclaw"
 
 demo: deps
