@@ -94,8 +94,11 @@ import sys, time
 from pathlib import Path
 import duckdb
 from eventlog import query
+from datetime import date
 t = time.perf_counter()
-scope = query.Scope(Path(sys.argv[2]))
+chat, since, until = (sys.argv[3:6] + [None, None, None])[:3]
+scope = query.Scope(Path(sys.argv[2]), (chat,) if chat else None, date.fromisoformat(since) if since else None,
+                    date.fromisoformat(until) if until else None)
 con, src = query.connect(scope)
 rows = query.execute(con, sys.argv[1]).fetchall()
 print(time.perf_counter() - t, len(rows))
@@ -191,6 +194,12 @@ def main(argv: list[str] | None = None) -> int:
                                                            "--since", week[0], "--until", week[1], "--root", R],
          [PY, "-c", DUCKDB_GLOB, one.format("GLOB") + f" AND ts >= '{week[0]}' AND ts < '{week_end}'", R],
          "≥ 50× faster (ratio ≤ 0.02)")
+    inner = measure("in-process", [PY, "-c", IN_PROCESS, one.format("events"), R, chat, *week], n)
+    inner_s = statistics.median(float(o.decode().split()[0]) for o in inner.outputs)
+    rows[-1]["in_process_s"] = round(inner_s, 3)
+    rows[-1]["in_process_ratio"] = round(inner_s / rows[-1]["baseline_s"], 4)
+    print(f"{'  … the library call alone (after imports)':<44} {inner_s:7.3f} s  ratio "
+          f"{inner_s / rows[-1]['baseline_s']:.4f}", flush=True)
     ok = all(r.get("answers_agree", True) for r in rows)
     if args.json_out:
         args.json_out.write_bytes(orjson.dumps({"corpus": {"events": summary["events"], "files": files,
