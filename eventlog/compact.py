@@ -298,6 +298,11 @@ def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitRes
         tmp.unlink(missing_ok=True)
         raise
     os.chmod(tmp, 0o600)
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)  # durable before it is published: a crash must not leave a record pointing at unwritten blocks
+    finally:
+        os.close(fd)
     _write_private(final.with_suffix(".vocab"), "\n".join(sorted(vocab)).encode())
     os.rename(tmp, final)
     record = {"v": UNIT_VERSION, "unit": name, "parquet": final.name, "parquet_bytes": final.stat().st_size,
