@@ -315,6 +315,11 @@ def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitRes
         os.fsync(f.fileno())
     os.chmod(rec_tmp, 0o600)
     os.rename(rec_tmp, d / f"{name}.json")  # atomic publish: queries see the old unit or the new one, never half
+    dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
     for old in list(d.glob(f"{name}.*.parquet")) + list(d.glob(f"{name}.*.vocab")):
         if old.stem != final.stem:
             old.unlink(missing_ok=True)
