@@ -150,8 +150,8 @@ def _render_rebase(r: dict[str, Any]) -> str:
         t = c.get("target") or {}
         lines.append(f"  {c['change']}: {c['result']}" + (f" score={c['score']}" if c.get("score") is not None else "")
                      + (f" [{c['reason']}]" if c.get("reason") else ""))
-        if t:
-            lines.append(f"    file: {t.get('old')} -> {t.get('new')}")
+        if t.get("new"):
+            lines.append(f"    file: {t.get('old')} -> {t['new']}")
         if c.get("anchor", {}).get("new") and c["result"] == "re-anchored":
             lines.append(f"    anchor: {c['anchor']['new']}")
     for p in r.get("problems", []):

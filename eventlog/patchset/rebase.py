@@ -16,6 +16,7 @@ Why 60: on the real releases the re-anchored lines score 66 (2026.8.2–2026.6.5
 from __future__ import annotations
 
 import copy
+import os
 import re
 import subprocess
 import tarfile
@@ -50,13 +51,14 @@ def release_dir(to: str) -> Path:
     if (pkg / "package.json").is_file():
         return pkg
     dest.mkdir(parents=True, exist_ok=True)
-    node_dir = str(Path(node_binary()).parent)
-    env = {"PATH": f"{node_dir}:/usr/bin:/bin"}
+    # the caller's environment as is (registry and proxy settings), with Node 26's directory first on PATH
+    env = dict(os.environ, PATH=f"{Path(node_binary()).parent}:{os.environ.get('PATH', '')}")
     try:
-        out = subprocess.run(["npm", "pack", f"openclaw@{to}", "--silent", "--pack-destination", str(dest)],
-                             capture_output=True, text=True, timeout=600, env={**_base_env(), **env}, check=True)
+        out = subprocess.run(["npm", "pack", f"openclaw@{to}", "--pack-destination", str(dest)],
+                             capture_output=True, text=True, timeout=600, env=env, check=True)
     except (OSError, subprocess.SubprocessError) as e:
-        raise PatchError("fetch-failed", f"npm pack openclaw@{to} failed: {getattr(e, 'stderr', '') or e}") from None
+        detail = (getattr(e, "stderr", "") or str(e)).strip().splitlines()
+        raise PatchError("fetch-failed", f"npm pack openclaw@{to} failed: {detail[-1] if detail else e}") from None
     tgz = dest / out.stdout.strip().splitlines()[-1]
     tmp = Path(tempfile.mkdtemp(dir=dest))
     with tarfile.open(tgz) as tf:
@@ -65,11 +67,6 @@ def release_dir(to: str) -> Path:
     tmp.rmdir()
     tgz.unlink()
     return pkg
-
-
-def _base_env() -> dict[str, str]:
-    import os
-    return {k: v for k, v in os.environ.items() if k in ("HOME", "USER", "LANG", "TMPDIR", "npm_config_cache")}
 
 
 def scope_region(text: str, scope: str) -> tuple[int, int] | None:
