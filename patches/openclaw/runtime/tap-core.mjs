@@ -11,8 +11,8 @@
 // - fail closed: no scanner, or a scan that throws -> the call is refused (throws), an alert is written.
 //   Log unusable (a previous append failed, or the partition path is not a writable directory chain) ->
 //   the call is refused: nothing leaves that the log cannot record.
-import { stat } from "node:fs/promises";
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFile, stat } from "node:fs/promises";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 
@@ -198,7 +198,8 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
       await append(log, ev); // throws -> grammY's bot.catch reports it, the agent never sees the update
       if (!ev.duplicate) {
         seen.set.add(key);
-        appendFileSync(seen.file, key + "\n", { mode: 0o600 });
+        // losing this line (crash) only means a later replay is logged without `duplicate: true`, never lost
+        await appendFile(seen.file, key + "\n", { mode: 0o600 });
       }
       await next();
     };
