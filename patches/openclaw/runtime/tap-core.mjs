@@ -17,9 +17,9 @@ import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 
 const PREVIEW_METHODS = new Set(["sendMessage", "editMessageText"]);
-// Calls that carry no message content (or only the gateway's own config): forwarded untouched, not logged.
-const PASS_METHODS = new Set(["deleteWebhook", "setWebhook", "deleteMyCommands", "sendChatAction", "logOut", "close",
-  "leaveChat", "deleteMessage", "deleteMessages"]);
+// Calls that carry no message content and change nothing in a chat (or only the gateway's own setup, or the typing
+// indicator, which would add one line per second of every reply): forwarded untouched, not logged.
+const PASS_METHODS = new Set(["deleteWebhook", "setWebhook", "deleteMyCommands", "sendChatAction", "logOut", "close"]);
 // Bot-level settings: scanned (they are text Telegram shows) but not chat events.
 const BOT_SETTINGS = /^(setMy|setChatMenuButton)/;
 // Keys whose strings are ids, enums or file references: scanning them could only break the call.
