@@ -43,6 +43,11 @@ class Measure:
     rss_mb: float = 0.0
     output: bytes = b""
     outputs: list[bytes] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)  # user + system seconds: steadier than wall on a busy machine
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpus)
 
     @property
     def median(self) -> float:
@@ -56,10 +61,12 @@ def measure(name: str, argv: list[str], runs: int) -> Measure:
     m = Measure(name)
     with tempfile.NamedTemporaryFile() as tf:
         for i in range(runs + 1):  # the first run warms the page cache and is not counted
-            wall, _, out = run_measured(["/usr/bin/time", "-f", "%M", "-o", tf.name, *argv])
+            wall, _, out = run_measured(["/usr/bin/time", "-f", "%M %U %S", "-o", tf.name, *argv])
             if i:
+                kb, user, system = Path(tf.name).read_text().split()[-3:]
                 m.walls.append(wall)
-                m.rss_mb = max(m.rss_mb, int(Path(tf.name).read_text().split()[-1]) / 1024)
+                m.cpus.append(float(user) + float(system))
+                m.rss_mb = max(m.rss_mb, int(kb) / 1024)
                 m.outputs.append(out.encode())
             m.output = out.encode()
     return m
@@ -161,11 +168,14 @@ def main(argv: list[str] | None = None) -> int:
         ca, cb = count_of(a.output), count_of(b.output)
         ok = (ca == cb) if check else True
         rows.append({"case": label, "eventlog_s": round(a.median, 3), "baseline_s": round(b.median, 3),
-                     "ratio": round(a.median / b.median, 3), "eventlog_rss_mb": round(a.rss_mb),
+                     "ratio": round(a.median / b.median, 3), "eventlog_cpu_s": round(a.cpu, 3),
+                     "baseline_cpu_s": round(b.cpu, 3), "cpu_ratio": round(a.cpu / b.cpu, 3),
+                     "eventlog_rss_mb": round(a.rss_mb),
                      "baseline_rss_mb": round(b.rss_mb), "eventlog_answer": ca, "baseline_answer": cb,
                      "answers_agree": ok, "goal": goal})
         print(f"{label:<44} eventlog {a.median:7.3f} s ({a.rss_mb:4.0f} MB)  baseline {b.median:7.3f} s "
-              f"({b.rss_mb:4.0f} MB)  ratio {a.median / b.median:6.3f}  answers {ca} / {cb}"
+              f"({b.rss_mb:4.0f} MB)  ratio {a.median / b.median:6.3f} (CPU {a.cpu:.2f}/{b.cpu:.2f} s = "
+              f"{a.cpu / b.cpu:.3f})  answers {ca} / {cb}"
               f"{'' if ok else '  MISMATCH'}  goal: {goal}", flush=True)
 
     needle = "ZEBRA-NEEDLE-4417"
