@@ -12,6 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
+import orjson
+
 from . import schema
 from .errors import BadEvent, DamagedLog, EventlogError
 from .layout import day_relpath, parse_relpath, seal_relpath
@@ -275,17 +277,28 @@ class EventLog:
         return sealed_index(self.root, parsed[0], parsed[1]).get(rel)
 
     def _check_against_seal(self, fd: int, rel: str, sealed: dict[str, Any]) -> int:
-        """The file must still begin with exactly what was sealed. Returns how many complete lines follow the sealed
-        part (a writer that crashed between extending a sealed day and resealing it leaves such lines)."""
+        """The file must still begin with exactly what was sealed, and any complete lines after the sealed part must
+        chain on from it (a writer killed between extending a sealed day and resealing it leaves such lines). Returns
+        how many there are."""
         st = os.fstat(fd)
         sealed_size = sealed["bytes"]
         ok = st.st_size >= sealed_size
         if ok:
             last, end = _read_last_line(fd, sealed_size)
             ok = end == sealed_size and last is not None and schema.line_hash(last) == sealed["last"]
+        rest = os.pread(fd, st.st_size - sealed_size, sealed_size).split(b"\n")[:-1] if ok else []
+        expected = sealed["last"]
+        for line in rest:  # lines after the sealed part must chain on from it
+            try:
+                ok = orjson.loads(line).get("prev") == expected
+            except (orjson.JSONDecodeError, AttributeError):
+                ok = False
+            if not ok:
+                break
+            expected = schema.line_hash(line)
         if not ok:
             raise DamagedLog(f"{rel}: does not match its seal (run `eventlog verify`); refusing to append")
-        return os.pread(fd, st.st_size - sealed_size, sealed_size).count(b"\n") if st.st_size > sealed_size else 0
+        return len(rest)
 
 
 __all__ = ["EventLog", "AppendResult", "FSYNC_POLICIES", "BadEvent"]

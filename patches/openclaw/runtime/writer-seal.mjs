@@ -30,12 +30,35 @@ export async function sealedRecord(log, rel) {
   return p ? (await sealedIndex(log, p.channel, p.chatId)).get(rel) ?? null : null;
 }
 
+/** The file must still begin with exactly what was sealed (the line ending at byte `bytes` hashes to `last`).
+ * Complete lines after the sealed part (a writer killed between extending a sealed day and resealing it leaves them)
+ * must chain on from it; returns how many there are, to count into the new seal (docs/log-format.md, Seals). */
 export async function checkAgainstSeal(fh, rel, sealed) {
   const st = await fh.stat();
-  const [last] = await readLastLine(fh, st.size);
-  if (st.size !== sealed.bytes || last === null || lineHash(last) !== sealed.last) {
-    throw new DamagedLog(`${rel}: does not match its seal (run \`eventlog verify\`); refusing to append`);
+  let ok = st.size >= sealed.bytes;
+  if (ok) {
+    const [last, end] = await readLastLine(fh, sealed.bytes);
+    ok = end === sealed.bytes && last !== null && lineHash(last) === sealed.last;
   }
+  let n = 0;
+  if (ok && st.size > sealed.bytes) {
+    const rest = Buffer.alloc(st.size - sealed.bytes);
+    await fh.read(rest, 0, rest.length, sealed.bytes);
+    let expected = sealed.last;
+    let start = 0;
+    for (let nl = rest.indexOf(10); ok && nl >= 0; start = nl + 1, nl = rest.indexOf(10, start)) {
+      const line = rest.subarray(start, nl);  // lines after the sealed part must chain on from it
+      try {
+        ok = JSON.parse(line.toString("utf8"))?.prev === expected;
+      } catch {
+        ok = false;
+      }
+      expected = lineHash(line);
+      n++;
+    }
+  }
+  if (!ok) throw new DamagedLog(`${rel}: does not match its seal (run \`eventlog verify\`); refusing to append`);
+  return n;
 }
 
 /** Auto-seal: a chat got a new day file, so seal its earlier day files that are not sealed yet. */

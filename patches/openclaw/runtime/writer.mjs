@@ -226,8 +226,8 @@ class EventLog {
         let prev = await this.chainTail(fh, st, rel, extra);
         if (extra.length) st = await fh.stat(); // a torn tail was cut off
         const isDay = rel.startsWith("raw/");
-        const sealed = isDay && !fileCreated ? await sealedRecord(this, rel) : null;
-        if (sealed) await checkAgainstSeal(fh, rel, sealed);
+        let sealed = isDay && !fileCreated ? await sealedRecord(this, rel) : null;
+        if (sealed) sealed = { ...sealed, lines: sealed.lines + await checkAgainstSeal(fh, rel, sealed) };
         const lines = [];
         for (const it of [...extra, ...items]) {
           it.prepared.prev = prev;

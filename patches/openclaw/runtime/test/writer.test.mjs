@@ -196,6 +196,25 @@ test("seals: a new day seals the earlier day; appending to a sealed day extends 
     await assert.rejects(log.append(ev({ ts: "2026-11-29T13:00:00Z" })), DamagedLog);
   });
 
+test("seals: lines after the sealed part (a writer killed before resealing) are accepted and counted into the new seal",
+  async () => {
+    const root = tmp();
+    const log = await openEventLog({ root, fsync: "never" });
+    await log.append(ev({ ts: "2026-11-29T10:00:00Z", text: "a" }));
+    await log.append(ev({ ts: "2026-11-30T10:00:00Z", text: "b" }));  // seals the 29th with 1 line
+    await log.append(ev({ ts: "2026-11-29T11:00:00Z", text: "late" }));  // extends it: seal record 2 says 2 lines
+    const sealPath = join(root, "seals/telegram/42.jsonl");
+    const recs = readLines(sealPath);
+    writeFileSync(sealPath, recs.slice(0, -1).map((l) => l + "\n").join(""));  // the reseal never happened
+    await log.close();
+    const log2 = await openEventLog({ root, fsync: "never" });
+    await log2.append(ev({ ts: "2026-11-29T12:00:00Z", text: "later" }));
+    const last = JSON.parse(readLines(sealPath).at(-1));
+    assert.equal(last.lines, 3);
+    assert.equal(last.last, chainOk(root, "raw/telegram/chats/42/2026/11/29.jsonl"));
+    await log2.close();
+  });
+
 test("the writer never does synchronous file I/O (the gateway's event loop must not wait on the disk)", () => {
   for (const f of ["writer.mjs", "writer-io.mjs", "writer-seal.mjs", "writer-format.mjs"]) {
     const src = readFileSync(join(here, "..", f), "utf8");
