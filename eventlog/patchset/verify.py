@@ -46,6 +46,26 @@ def installed_release(version: str) -> Path:
     return pkg
 
 
+def _gateway_class(base: type, pkg: Path) -> type:
+    """The harness's config, minus what an older release's config schema rejects.
+
+    `models.catalogRefresh` (needed from 2026.8 on, or the gateway fetches a public catalog at start) is unknown
+    before that, and those releases refuse the whole config ("models: Invalid input"). Older releases do not have
+    the catalog fetch either, so leaving the key out keeps them offline.
+    """
+    from eventlog.patchset.locate import candidate_files
+    if any(b"catalogRefresh" in (pkg / f).read_bytes() for f in candidate_files(pkg, ["catalogRefresh"])):
+        return base
+
+    class OlderRelease(base):  # type: ignore[misc, valid-type]
+        def config(self) -> dict[str, Any]:
+            cfg = super().config()
+            cfg.get("models", {}).pop("catalogRefresh", None)
+            return cfg
+
+    return OlderRelease
+
+
 def _key() -> str:
     alnum = string.ascii_letters + string.digits
     return "sk-ant-api03-" + "".join(secrets.choice(alnum) for _ in range(90)) + "AA"
@@ -64,7 +84,7 @@ def smoke(version: str, manifest: Manifest, timeout: float = 300.0) -> dict[str,
     try:
         pkg = clone_openclaw(work / "pkg", source)
         apply(pkg, manifest)
-        g = Gateway(work / "gw", openclaw_dir=pkg)
+        g = _gateway_class(Gateway, pkg)(work / "gw", openclaw_dir=pkg)
         g.start(timeout=timeout)
         user = g.new_user()
         marker = f"verify{secrets.token_hex(4)}"
