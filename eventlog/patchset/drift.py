@@ -16,7 +16,6 @@ from eventlog.patchset.locate import decode, scan_tree
 from eventlog.patchset.manifest import Manifest, load_manifest
 from eventlog.patchset.install import openclaw_version
 from eventlog.patchset.rebase import locate_change, release_dir, scope_region
-from eventlog.patchset.tree import CACHE  # noqa: F401  (releases are cached there by release_dir)
 
 SITE_LINES = 4
 MAX_DIFF_LINES = 400

@@ -5,7 +5,6 @@ streaming, and one whose DLP rule file is broken (the fail-closed fault). Secret
 """
 from __future__ import annotations
 
-import os
 import secrets
 import string
 import subprocess
