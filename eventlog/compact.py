@@ -91,7 +91,8 @@ def _month_bounds(name: str) -> tuple[date, date]:
     return first, date.fromordinal(nxt.toordinal() - 1)
 
 
-def load_units(root: Path) -> list[Unit]:
+def load_units(root: Path, since: date | None = None, until: date | None = None) -> list[Unit]:
+    """Published units (of months overlapping [since, until] if given). Records of other months are not even read."""
     d = root / PARQUET_DIR
     out = []
     try:
@@ -100,8 +101,14 @@ def load_units(root: Path) -> list[Unit]:
         return []
     for name in names:
         try:
+            first, last = _month_bounds(name[:7])
+        except ValueError:
+            continue
+        if (since and last < since) or (until and first > until):
+            continue
+        try:
             rec = orjson.loads((d / name).read_bytes())
-            if rec.get("v") != UNIT_VERSION:
+            if rec.get("v") != UNIT_VERSION or rec.get("unit") != name[:7]:
                 continue
             pq = d / rec["parquet"]
             if not pq.is_file() or pq.stat().st_size != rec["parquet_bytes"]:
@@ -115,11 +122,7 @@ def load_units(root: Path) -> list[Unit]:
 
 def usable_units(root: Path, since: date | None, until: date | None) -> Iterator[Unit]:
     """Published units overlapping [since, until]; the caller checks their sources against the files it listed."""
-    for unit in load_units(root):
-        first, last = _month_bounds(unit.name)
-        if (since and last < since) or (until and first > until):
-            continue
-        yield unit
+    yield from load_units(root, since, until)
 
 
 # -- building -----------------------------------------------------------------------------------------------------
