@@ -1,0 +1,68 @@
+"""Rebase speed per release (no verify), beside a plain `git apply --3way` of the pinned diffs on the same release.
+
+For each release in the cache (`make releases`): wall time and peak RSS of `eventlog patch rebase --to <dir>
+--dry-run` in a fresh process, and what `git apply --3way` of patches/openclaw/diffs/2026.9.6/*.diff does on a git
+repo of that release's tree: whether it applies, how, in how long.
+
+    python tools/bench/tap_rebase.py [--releases 2026.9.5,2026.8.2,...]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from eventlog.patchset.tree import CACHE, link_clone  # noqa: E402
+from tools.bench.common import run_measured, table  # noqa: E402
+
+PINNED_DIFFS = REPO / "patches" / "openclaw" / "diffs" / "2026.9.6"
+
+
+def git_apply(pkg: Path) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="tap-bench-git-") as tmp:
+        tree = link_clone(pkg / "dist", Path(tmp) / "dist")
+        git = ["git", "-c", "user.email=b@b", "-c", "user.name=b", "-c", "core.autocrlf=false"]
+        subprocess.run(git + ["init", "-q"], cwd=tmp, check=True)
+        subprocess.run(git + ["add", "-A"], cwd=tmp, check=True)
+        subprocess.run(git + ["commit", "-qm", "release"], cwd=tmp, check=True)
+        t0 = time.perf_counter()
+        r = subprocess.run(git + ["apply", "--3way", *sorted(map(str, PINNED_DIFFS.glob("*.diff")))], cwd=tmp,
+                           capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        msg = (r.stderr or r.stdout).strip().splitlines()
+        return {"git_apply_ok": r.returncode == 0, "git_apply_s": round(wall, 2),
+                "git_apply_says": (msg[-1] if msg else "")[:120]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--releases", default="2026.9.6,2026.9.5,2026.8.2,2026.7.1,2026.6.5")
+    args = ap.parse_args(argv)
+    rows = []
+    for v in args.releases.split(","):
+        pkg = CACHE / "releases" / v / "package"
+        if not (pkg / "package.json").is_file():
+            print(f"skip {v}: not in the cache (make releases)", file=sys.stderr)
+            continue
+        wall, rss, out = run_measured([sys.executable, "-m", "eventlog", "patch", "rebase", "--to", str(pkg),
+                                       "--dry-run", "--json"], ok_codes=(0, 2))
+        rep = json.loads(out.splitlines()[0])
+        row = {"bench": "rebase", "release": v, "rebase_s": round(wall, 2), "rebase_peak_rss_mb": round(rss),
+               "rebase": ", ".join(f"{c['change']}={c['result']}" for c in rep["changes"]), **git_apply(pkg)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print(table(rows, ["release", "rebase_s", "rebase_peak_rss_mb", "rebase", "git_apply_ok", "git_apply_s",
+                       "git_apply_says"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
