@@ -4,12 +4,16 @@ from __future__ import annotations
 import sys
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import EventlogError
 from .common import ensure_root, fail, handle_errors, root_option, since_until
 from .main import cli
+
+if TYPE_CHECKING:
+    from ..recall import Hit
 
 _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
                             help="Only this chat (repeatable). Prunes the files read.")
@@ -177,11 +181,11 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
     sys.exit(0 if found else 1)
 
 
-def _human(h: "object", paint: bool) -> str:
-    ev = h.event  # type: ignore[attr-defined]
+def _human(h: "Hit", paint: bool) -> str:
+    ev = h.event
     text = ev.get("text") if isinstance(ev.get("text"), str) else ""
     out, pos = [], 0
-    for s, e in h.spans:  # type: ignore[attr-defined]
+    for s, e in h.spans:
         out.append(text[pos:s])
         out.append(click.style(text[s:e], fg="red", bold=True) if paint else text[s:e])
         pos = e
@@ -189,7 +193,7 @@ def _human(h: "object", paint: bool) -> str:
     body = "".join(out).replace("\n", "\\n")
     frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
     who = frm.get("username") or frm.get("name") or frm.get("id") or "?"
-    mark = ":" if h.kind == "match" else "-"  # type: ignore[attr-defined]
+    mark = ":" if h.kind == "match" else "-"
     head = f"{ev.get('chat_id')} {ev.get('ts')} {ev.get('direction') or '?':<3} {who}"
     return (click.style(head, fg="magenta") if paint else head) + f"{mark} {body}"
 
