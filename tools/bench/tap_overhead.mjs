@@ -4,7 +4,10 @@
 //   patched   — the same plus our transformer (real DLP engine, real writer) installed last, for each fsync policy.
 // Interleaved in rounds so drift hits both sides alike. Prints one JSON line per case: p50/p99 per call (µs),
 // the added p50/p99 over the baseline, event-loop delay p99 while the case ran, and the process's peak RSS.
-//   node tools/bench/tap_overhead.mjs [--calls 3000] [--rounds 5]
+// Cadence: by default a flood (--interval-ms 0: calls back to back, so each one also competes with the previous
+// calls' log appends in flight); --interval-ms 20 paces them like preview edits (on this VM that adds cold-CPU noise
+// to both sides).
+//   node tools/bench/tap_overhead.mjs [--calls 3000] [--rounds 5] [--interval-ms 0]
 import { createRequire } from "node:module";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +22,8 @@ const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? Number(args[i + 1]) : d; };
 const CALLS = opt("--calls", 3000);
 const ROUNDS = opt("--rounds", 5);
+const INTERVAL = opt("--interval-ms", 0);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const OPENCLAW_DIR = process.env.EVENTLOG_OPENCLAW_DIR
   || join(homedir(), ".cache", "openclaw-eventlog", "openclaw-2026.9.6", "node_modules", "openclaw");
 const { Bot } = createRequire(join(OPENCLAW_DIR, "package.json"))("grammy");
@@ -57,6 +62,7 @@ async function runCase(bot, offset) {
     if (k % 3 === 2) await bot.api.editMessageText(chat, 5, text(k), { parse_mode: "HTML" });
     else await bot.api.sendMessage(chat, text(k), { parse_mode: "HTML" });
     t[i] = Number(process.hrtime.bigint() - t0) / 1000;
+    if (INTERVAL) await sleep(INTERVAL);
   }
   h.disable();
   return { t, loopP99: h.percentile(99) / 1e6 };
@@ -100,7 +106,7 @@ const base = samples.baseline.t;
 const b50 = pct(base, 50), b99 = pct(base, 99);
 for (const [name, s] of Object.entries(samples)) {
   const p50 = pct(s.t, 50), p99 = pct(s.t, 99);
-  console.log(JSON.stringify({ bench: "tap-overhead", case: name, calls: s.t.length, p50_us: +p50.toFixed(1),
+  console.log(JSON.stringify({ bench: "tap-overhead", case: name, interval_ms: INTERVAL, calls: s.t.length, p50_us: +p50.toFixed(1),
     p99_us: +p99.toFixed(1), added_p50_us: +(p50 - b50).toFixed(1), added_p99_us: +(p99 - b99).toFixed(1),
     ratio_p50: +(p50 / b50).toFixed(2), ratio_p99: +(p99 / b99).toFixed(2),
     event_loop_delay_p99_ms: +Math.max(...s.loop).toFixed(2), peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(0) }));
