@@ -296,25 +296,29 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         }
       }
       const alertIds = [];
+      const alertWrites = [];
       for (const { finding: f, field } of filtered.found) {
         const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: f.rule, severity: f.severity,
           action: filtered.action === "block" ? "block" : "redact", fingerprint: f.fingerprint, masked: f.masked,
           start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion };
-        await appendAlert(log, alert); // a failing alert append refuses the call (it throws)
+        // Written while the (already filtered) call is in flight: the disk is off the reply's critical path.
+        // A failure leaves the tap degraded, so the next call is refused.
+        alertWrites.push(appendAlert(log, alert));
         alertIds.push(alert.id);
       }
+      const records = (r) => Promise.allSettled(alertWrites).then(() => (chatId !== null ? logSent(r) : undefined));
       const sent = filtered.payload;
       let res;
       try {
         res = await prev(method, sent, signal);
       } catch (err) {
         res = { ok: false, description: String(err?.message ?? err) };
-        if (chatId !== null) await logSent(res).catch(() => {});
+        await records(res).catch(() => {});
         throw err;
       }
       // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
       // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.
-      if (chatId !== null) await track(logSent(res).catch(() => {}));
+      await track(records(res).catch(() => {}));
       return res;
 
       async function logSent(r) {
