@@ -139,12 +139,15 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     }
   }
 
+  // The alert stream is another file: its failure only matters for calls that have findings to record.
+  let alertsDegraded = null;
   async function appendAlert(log, alert) {
     try {
       await log.appendStream("dlp/alerts.jsonl", alert);
+      alertsDegraded = null;
     } catch (err) {
-      degraded = `${err?.code ?? ""} ${err?.message ?? err}`.trim();
-      stderr(`openclaw-eventlog: cannot append dlp alert (${alert.rule}) for chat ${alert.chat_id}: ${degraded}`);
+      alertsDegraded = `${err?.code ?? ""} ${err?.message ?? err}`.trim();
+      stderr(`openclaw-eventlog: cannot append dlp alert (${alert.rule}) for chat ${alert.chat_id}: ${alertsDegraded}`);
       throw err;
     }
   }
@@ -306,6 +309,14 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         alertWrites.push(appendAlert(log, alert));
         alertIds.push(alert.id);
       }
+      if (alertWrites.length && alertsDegraded !== null) {
+        // the last alert append failed: this call's alerts must land before it may leave
+        try {
+          await Promise.all(alertWrites);
+        } catch {
+          throw new Error(`openclaw-eventlog: ${method} refused: DLP alert stream cannot be written`);
+        }
+      }
       const records = (r) => Promise.allSettled(alertWrites).then(() => (chatId !== null ? logSent(r) : undefined));
       const sent = filtered.payload;
       let res;
@@ -342,5 +353,5 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     while (pending.size) await Promise.allSettled([...pending]);
   }
 
-  return { middleware, transformer, flush, ready, get degraded() { return degraded; } };
+  return { middleware, transformer, flush, ready, get degraded() { return degraded ?? alertsDegraded; } };
 }

@@ -229,3 +229,32 @@ test("a replay is recognised across a restart (new tap, same root)", async () =>
     assert.deepEqual(got.map((e) => e.duplicate ?? false), [false, true]);
   } finally { await s.done(); }
 });
+
+test("alert stream cannot be written: the redacted call goes out, then calls with findings wait for their alerts", async () => {
+  const s = await setup();
+  try {
+    await s.tap.ready; // the scanner has read its key from dlp/ by now
+    rmSync(join(s.root, "dlp"), { recursive: true, force: true });
+    writeFileSync(join(s.root, "dlp"), "not a directory"); // dlp/alerts.jsonl cannot be created
+    const key = plantedKey();
+    await s.bot.api.sendMessage(CHAT, `key ${key}`);
+    await s.tap.flush();
+    assert.equal(s.tg.requests.length, 1);
+    assert.equal(leaksPiece(s.tg.requests[0].raw, key), null, "still redacted");
+    assert.ok(s.tap.degraded, "the failed alert append is remembered");
+    assert.ok(s.stderr.some((l) => l.includes("cannot append dlp alert")));
+    // the next call with a finding must record its alert first: it cannot, so it is refused
+    await assert.rejects(s.bot.api.sendMessage(CHAT, `again ${plantedKey()}`), /alert stream cannot be written/);
+    assert.equal(s.tg.requests.length, 1);
+    // a call without findings has nothing to record there and goes out
+    await s.bot.api.sendMessage(CHAT, "plain text");
+    assert.equal(s.tg.requests.length, 2);
+    // once the stream works again, calls with findings go out and the state clears
+    rmSync(join(s.root, "dlp"));
+    await s.bot.api.sendMessage(CHAT, `third ${plantedKey()}`);
+    assert.equal(s.tg.requests.length, 3);
+    await s.tap.flush();
+    assert.equal(s.tap.degraded, null);
+    assert.equal(alerts(s.root).length, 1);
+  } finally { await s.done(); }
+});
