@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,12 @@ def run_measured(cmd: list[str], stdin_path: str | None = None, env: dict | None
                  cwd: Path = REPO, ok_codes: tuple[int, ...] = (0, 1)) -> tuple[float, float, str]:
     """(wall seconds, peak RSS in MB, stdout) of one child process."""
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    # ru_maxrss of a forked child starts from this process's high-water mark (it survives exec), so peak RSS comes from
+    # GNU time's %M when it is installed; wait4's figure is the fallback (an upper bound).
+    gnu_time = Path("/usr/bin/time")
+    rss_file = tempfile.NamedTemporaryFile(prefix="rss-", delete=False) if gnu_time.exists() else None
+    if rss_file:
+        cmd = [str(gnu_time), "-f", "%M", "-o", rss_file.name, *cmd]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                          env={**os.environ, **(env or {})})
@@ -35,7 +42,14 @@ def run_measured(cmd: list[str], stdin_path: str | None = None, env: dict | None
         stdin.close()
     if p.returncode not in ok_codes:
         raise RuntimeError(f"{' '.join(map(str, cmd[:4]))} failed ({p.returncode}): {bufs['err'].decode()[-800:]}")
-    return wall, usage.ru_maxrss / 1024, bufs["out"].decode()
+    rss = usage.ru_maxrss / 1024
+    if rss_file:
+        try:
+            rss = int(Path(rss_file.name).read_text().split()[-1]) / 1024
+        except (ValueError, IndexError):
+            pass
+        os.unlink(rss_file.name)
+    return wall, rss, bufs["out"].decode()
 
 
 def median_of(fn, repeat: int = 3) -> tuple[float, float, str]:
