@@ -50,6 +50,7 @@ deps: venv node openclaw
 RELEASES := 2026.9.5 2026.8.2 2026.7.1 2026.6.5
 releases: venv node
 	PATH=$(dir $(NODE)):$$PATH $(VPY) -m eventlog patch fetch $(RELEASES) >/dev/null
+	PATH=$(dir $(NODE)):$$PATH $(VPY) -m eventlog patch fetch --install 2026.9.5 >/dev/null
 
 test: deps releases
 	$(VPY) -m pytest -q

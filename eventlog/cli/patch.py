@@ -197,13 +197,16 @@ def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, w
 
 @patch.command("fetch")
 @click.argument("versions", nargs=-1, required=True)
+@click.option("--install", is_flag=True, help="Also `npm install` them with dependencies (what --verify runs).")
 @root_opt
-def fetch_cmd(versions: tuple[str, ...], root: str | None) -> None:
+def fetch_cmd(versions: tuple[str, ...], install: bool, root: str | None) -> None:
     """Download releases (`npm pack`) into the cache for rebase/drift; prints each package dir."""
     from eventlog.patchset.rebase import release_dir
+    from eventlog.patchset.verify import installed_release
 
     for v in versions:
-        r = _run(lambda _pkg, _m: {"dir": str(release_dir(v))}, None, None, need_pkg=False)
+        r = _run(lambda _pkg, _m: {"dir": str(installed_release(v) if install else release_dir(v))}, None, None,
+                 need_pkg=False)
         click.echo(r["dir"])
 
 
