@@ -51,6 +51,7 @@ def locations(root: Path) -> list[tuple[str, Path]]:
         ("dlp-key", root / "dlp" / "key"),
         ("dlp-allowlist", root / "dlp" / "allowlist.json"),
         ("parquet", root / "parquet"),
+        ("tap-state", root / "tap"),  # the runtime tap's seen update ids per account (duplicate marking)
     ]
 
 
