@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import median_of, run_measured, table  # noqa: E402
 
 
-def make_events(n: int) -> list[dict]:
-    chats = [str(-1001000000000 - i) for i in range(20)]
+def make_events(n: int, nchats: int = 20) -> list[dict]:
+    chats = [str(-1001000000000 - i) for i in range(nchats)]
     out = []
     for i in range(n):
         chat = chats[i % len(chats)]
@@ -40,7 +40,7 @@ def make_events(n: int) -> list[dict]:
 def child(case: str, n: int, d: str) -> None:
     import orjson
 
-    events = make_events(n)
+    events = make_events(n, 1 if case.endswith("-1chat") else 20)
     t0 = time.perf_counter()
     if case.startswith("baseline"):
         fd = os.open(os.path.join(d, "base.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -56,7 +56,7 @@ def child(case: str, n: int, d: str) -> None:
     elif case.startswith("eventlog-"):
         from eventlog.writer import EventLog
 
-        _, policy, mode = case.split("-")
+        _, policy, mode = case.split("-")[:3]
         log = EventLog(d, fsync=policy)
         if mode == "batch1000":
             for i in range(0, n, 1000):
@@ -121,6 +121,8 @@ def main() -> None:
         case("baseline-fsync", n_sync)
         case("eventlog-always-batch1000", n_sync)
         case("eventlog-batch-single", n_sync)
+        case("eventlog-batch-batch1000-1chat", n_fast)
+        case("eventlog-always-batch1000-1chat", n_sync)
         # read: a log of n_fast events written once, then read back
         rd = tmp / "readlog"
         rd.mkdir()
@@ -142,7 +144,10 @@ def main() -> None:
     ratios = {
         "writer(never, batches of 1000) / baseline write": results["eventlog-never-batch1000"] / results["baseline-write"],
         "writer(never, one event per call) / baseline write": results["eventlog-never-single"] / results["baseline-write"],
-        "group commit (batch) / always": results["eventlog-batch-batch1000"] / results["eventlog-always-batch1000"],
+        "group commit (batch) / always, 20 chats (20 files per batch)":
+            results["eventlog-batch-batch1000"] / results["eventlog-always-batch1000"],
+        "group commit (batch) / always, one chat": results["eventlog-batch-batch1000-1chat"]
+            / results["eventlog-always-batch1000-1chat"],
         "always / baseline fsync per event": results["eventlog-always-batch1000"] / results["baseline-fsync"],
         "read eventlog / cat": results["read-eventlog"] / results["read-cat"],
         "read eventlog / plain orjson line loop": results["read-eventlog"] / results["read-orjson-lines"],
