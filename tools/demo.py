@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+import orjson
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -111,11 +113,15 @@ def main() -> int:
     eventlog("grep", "-i", "ACME", "--json", root=root)
     say("SQL")
     eventlog("sql", "SELECT direction, count(*) AS messages, count(DISTINCT chat_id) AS chats FROM messages "
-             "GROUP BY ALL ORDER BY ALL", root=root)
+             "GROUP BY ALL ORDER BY ALL", "--format", "table", root=root)
     eventlog("sql", "SELECT method, count(*) AS calls FROM events WHERE direction = 'out' GROUP BY ALL ORDER BY 2 DESC",
-             root=root)
+             "--format", "table", root=root)
     say("DLP")
     eventlog("dlp", "alerts", root=root)
+    first_alert = next((orjson.loads(l)["id"] for l in (root / "dlp" / "alerts.jsonl").read_bytes().splitlines()),
+                       None) if (root / "dlp" / "alerts.jsonl").exists() else None
+    if first_alert:
+        eventlog("dlp", "show", first_alert, root=root)
     say("Integrity")
     eventlog("verify", root=root)
     say("Did the key reach Telegram?")
