@@ -30,6 +30,9 @@ const SKIP_KEYS = new Set(["chat_id", "from_chat_id", "parse_mode", "type", "act
 const CONTENT_KEYS = ["text", "caption", "question", "message_text", "title", "description"];
 
 const ENCODING = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const ALERT_REPEAT_MS = 10 * 60 * 1000;
+const ALERT_REPEAT_MAX = 4096;
+
 /** ULID (48-bit ms time + 80 random bits), so alerts and the message:sent line can point at each other. */
 export function ulid(now = Date.now()) {
   let t = "";
@@ -141,6 +144,9 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
 
   // The alert stream is another file: its failure only matters for calls that have findings to record.
   let alertsDegraded = null;
+  // One alert per leak, not per preview edit: a growing preview re-sends the same secret every second or so. Within
+  // ALERT_REPEAT_MS the same rule + fingerprint in the same chat reuses the alert id already written.
+  const recentAlerts = new Map();
   async function appendAlert(log, alert) {
     try {
       await log.appendStream("dlp/alerts.jsonl", alert);
@@ -301,12 +307,23 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
       const alertIds = [];
       const alertWrites = [];
       for (const { finding: f, field } of filtered.found) {
+        const key = `${chatId}|${f.rule}|${f.fingerprint}`;
+        const seen = recentAlerts.get(key);
+        if (seen && Date.now() - seen.at < ALERT_REPEAT_MS) {
+          if (!alertIds.includes(seen.id)) alertIds.push(seen.id);
+          continue;
+        }
         const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: f.rule, severity: f.severity,
           action: filtered.action === "block" ? "block" : "redact", fingerprint: f.fingerprint, masked: f.masked,
           start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion };
         // Written while the (already filtered) call is in flight: the disk is off the reply's critical path.
-        // A failure leaves the tap degraded, so the next call is refused.
-        alertWrites.push(appendAlert(log, alert));
+        // A failure leaves the tap degraded, so the next call is refused; an alert that failed is not reused.
+        recentAlerts.set(key, { id: alert.id, at: Date.now() });
+        if (recentAlerts.size > ALERT_REPEAT_MAX) recentAlerts.delete(recentAlerts.keys().next().value);
+        alertWrites.push(appendAlert(log, alert).catch((err) => {
+          if (recentAlerts.get(key)?.id === alert.id) recentAlerts.delete(key);
+          throw err;
+        }));
         alertIds.push(alert.id);
       }
       if (alertWrites.length && alertsDegraded !== null) {

@@ -258,3 +258,23 @@ test("alert stream cannot be written: the redacted call goes out, then calls wit
     assert.equal(alerts(s.root).length, 1);
   } finally { await s.done(); }
 });
+
+test("one alert per leak: preview edits that carry the same secret reuse the alert; another secret or chat gets its own", async () => {
+  const s = await setup();
+  try {
+    const key = plantedKey();
+    const first = await s.bot.api.sendMessage(CHAT, `key: ${key}`);
+    await s.bot.api.editMessageText(CHAT, first.message_id, `key: ${key} and more`);
+    await s.bot.api.editMessageText(CHAT, first.message_id, `key: ${key} and more text`);
+    await s.bot.api.sendMessage(CHAT + 1, `key: ${key}`);
+    const other = plantedKey();
+    await s.bot.api.sendMessage(CHAT, `another: ${other}`);
+    const evs = await sentOf(s);
+    const al = alerts(s.root);
+    assert.equal(al.length, 3, "chat A key, chat B key, chat A other key");
+    const inA = evs.filter((e) => e.chat_id === String(CHAT));
+    assert.deepEqual(inA.slice(0, 3).map((e) => e.dlp.alerts), [[al[0].id], [al[0].id], [al[0].id]]);
+    assert.equal(leaksPiece(allBytes(s.root), key), null);
+    assert.equal(leaksPiece(allBytes(s.root), other), null);
+  } finally { await s.done(); }
+});
