@@ -1,7 +1,6 @@
 """`eventlog stats`: events and bytes per channel / chat / day, counted from newlines (no JSON parsing)."""
 from __future__ import annotations
 
-from collections import OrderedDict
 from datetime import date
 from pathlib import Path
 from typing import Iterator
@@ -25,7 +24,7 @@ def stats(root: Path, by: str = "chat", chat: str | None = None, since: date | N
     """Rows {channel, [chat_id], [day], files, events, bytes}, sorted; `by` = channel | chat | day."""
     if by not in BY:
         raise ValueError(f"--by must be one of {', '.join(BY)}")
-    groups: "OrderedDict[tuple, dict]" = OrderedDict()
+    groups: dict[tuple, dict] = {}
     for lf in log_files(root, chat, since, until):
         key: tuple = (lf.channel,)
         row = {"channel": lf.channel}

@@ -32,7 +32,7 @@ class VerifyReport:
         return not self.damage
 
 
-def _verify_chain(path: Path, rel: str, report: VerifyReport, emit: Callable[[Problem, bool], None],
+def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
                   day_file: tuple[str, str, date] | None) -> tuple[list[str], list[int]]:
     """Check one chained file. Returns (hash of each complete line, byte offset after each line)."""
     hashes: list[str] = []
@@ -128,14 +128,14 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
     for lf in log_files(root, chat, since, until):
         report.files += 1
         chats.add((lf.channel, lf.chat_id))
-        res = _verify_chain(lf.path, lf.relpath, report, record, (lf.channel, lf.chat_id, lf.day))
+        res = _verify_chain(lf.path, lf.relpath, record, (lf.channel, lf.chat_id, lf.day))
         measured[lf.relpath] = res
         report.lines += len(res[0])
 
     seal_scope = None if chat is None else {(c, chat) for c in _channels(root)}
     for rel, path in _seal_files(root, seal_scope):
         report.files += 1
-        report.lines += len(_verify_chain(path, rel, report, record, None)[0])
+        report.lines += len(_verify_chain(path, rel, record, None)[0])
         latest: dict[str, dict] = {}
         for rec in read_seal_records(path):
             if isinstance(rec.get("file"), str):
@@ -167,7 +167,7 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
             for name in sorted(os.listdir(dlp)):
                 if name.endswith(".jsonl"):
                     report.files += 1
-                    report.lines += len(_verify_chain(dlp / name, f"dlp/{name}", report, record, None)[0])
+                    report.lines += len(_verify_chain(dlp / name, f"dlp/{name}", record, None)[0])
     return report
 
 

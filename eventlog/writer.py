@@ -238,7 +238,6 @@ class EventLog:
     def _repair(self, fd: int, rel: str, end: int, size: int) -> tuple[dict[str, Any], bytes]:
         """Move a torn tail aside (never glue it to the next line) and return a log:repair event for it."""
         path = self.root / rel
-        torn = b""
         with open(path, "rb") as f:
             f.seek(end)
             torn = f.read(size - end)

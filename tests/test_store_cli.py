@@ -122,3 +122,14 @@ def test_every_command_has_help():
     for name, cmd in cli.commands.items():
         r = run([name, "--help"])
         assert r.exit_code == 0 and (cmd.help or "").split("\n")[0][:20] in r.stdout
+
+
+def test_append_warns_when_it_repairs_a_torn_tail(tmp_path):
+    run(["append", "--root", str(tmp_path)], input=line())
+    day = tmp_path / "raw/telegram/chats/42/2026/11/30.jsonl"
+    with open(day, "ab") as f:
+        f.write(b'{"chat_id":"42","ev')  # a crash mid-write
+    r = run(["append", "--root", str(tmp_path)], input=line(text="after"))
+    assert r.exit_code == 0
+    assert "torn last line" in r.stderr and "30.jsonl" in r.stderr
+    assert run(["verify", "--root", str(tmp_path)]).exit_code == 0

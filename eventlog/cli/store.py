@@ -104,10 +104,14 @@ def append(root: Path, fsync: str, ack: bool) -> None:
                 raise BadEvent(f"stdin line {first + i}: {exc}") from None
             numbers.append(first + i)
         try:
-            stored = log.append_many(events).events
+            result = log.append_many(events)
         except BadEvent as exc:
             where = f"stdin line {numbers[exc.index]}: " if exc.index is not None else ""
             raise BadEvent(f"{where}{exc}") from None
+        stored = result.events
+        for rel in result.repaired:
+            click.echo(f"eventlog: warning: {rel}: a torn last line (crash mid-write) was moved aside; "
+                       "see its log:repair event", err=True)
         if ack:
             out.write(b"".join(ev["id"].encode() + b"\n" for ev in stored))
             out.flush()
