@@ -1,4 +1,4 @@
-"""Event model v1: validation, normalisation and the canonical one-line encoding.
+"""Event model v2: validation, normalisation and the canonical one-line encoding (content commitments: commitment.py).
 
 The encoding is the contract with the JS writer (docs/log-format.md): keys sorted recursively, no whitespace, raw UTF-8,
 SHA-256 chain over the line bytes. Golden vectors in tests/vectors/store/ keep both sides identical.
@@ -15,9 +15,11 @@ from typing import Any
 
 import orjson
 
+from .commitment import CONTENT_FIELDS, SALT_RE, commit_value, new_salt
 from .errors import BadEvent
 
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)  # what readers accept; writers write VERSION
 MAX_LINE = 4 * 1024 * 1024
 REQUIRED = ("event", "channel", "chat_id", "ts")
 GENESIS_PREFIX = "openclaw-eventlog:v1:genesis:"
@@ -152,9 +154,18 @@ def prepare(event: Any) -> dict[str, Any]:
         raise BadEvent("missing required field(s): " + ", ".join(missing))
     out = dict(event)
     out.pop("prev", None)
-    if out.get("v", VERSION) != VERSION or isinstance(out.get("v"), bool):
+    if out.get("v", VERSION) not in VERSIONS or isinstance(out.get("v"), bool):
         raise BadEvent(f"unsupported event version v={out.get('v')!r} (this writer writes v{VERSION})")
     out["v"] = VERSION
+    salt = out.pop("salt", None)
+    for k in CONTENT_FIELDS:
+        if k in out:  # content present: the line keeps a salt (a valid given one is kept, like an id)
+            if salt is None:
+                salt = new_salt()
+            elif not isinstance(salt, str) or not SALT_RE.fullmatch(salt):
+                raise BadEvent("salt must be 32 lowercase hex characters")
+            out["salt"] = salt
+            break
     kind = out["event"]
     if not isinstance(kind, str) or kind not in _ok_kinds:
         if not isinstance(kind, str) or not EVENT_RE.fullmatch(kind):
@@ -182,6 +193,20 @@ def encode_with_prev(event: dict[str, Any], prev: str) -> bytes:
     if len(line) > MAX_LINE:
         raise BadEvent(f"event is {len(line)} bytes; the limit is {MAX_LINE}")
     return line
+
+
+def encode_forms(event: dict[str, Any], prev: str) -> tuple[bytes, bytes | None]:
+    """(line, commitment form or None when the line is its own) of a prepared event with its chain field."""
+    line = encode_with_prev(event, prev)
+    salt = event.get("salt")
+    if salt is None:
+        return line, None
+    sb = bytes.fromhex(salt)
+    form = {k: v for k, v in event.items() if k != "salt"}
+    for k in CONTENT_FIELDS:
+        if k in form:
+            form[k] = {"c": commit_value(sb, k, form[k])}
+    return line, orjson.dumps(form, option=_OPTS)
 
 
 def parse_line(line: bytes) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from . import schema
+from .commitment import COMMIT_RE, chain_hash
 from .layout import log_files, parse_relpath, seal_relpath
 from .lock import FileLock
 
@@ -34,20 +34,38 @@ def seal_record(rel: str, lines: int, size: int, last: str) -> dict[str, Any]:
     }
 
 
-def read_seal_records(path: Path) -> Iterable[dict[str, Any]]:
-    """Seal records of one seal file (complete lines only; damage is verify's business)."""
+def seal_problem(rec: Any) -> str | None:
+    """Why a seal:file record is malformed, or None if it is usable."""
+    if not isinstance(rec.get("file"), str) or parse_relpath(rec["file"]) is None:
+        return "seal record without a valid `file`"
+    for k in ("lines", "bytes"):
+        v = rec.get(k)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            return f"seal record with a bad `{k}` ({str(v)[:20]!r})"
+    if not isinstance(rec.get("last"), str) or not COMMIT_RE.fullmatch(rec["last"]):
+        return "seal record with a bad `last` hash"
+    return None
+
+
+def read_seal_records(path: Path, problems: list[tuple[int, str]] | None = None) -> Iterable[dict[str, Any]]:
+    """Well-formed seal records of one seal file (complete lines only). Malformed ones are skipped, and reported as
+    (line number, reason) into `problems` if given — verify turns them into damage."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return []
     out = []
-    for line in data.split(b"\n")[:-1]:
+    for n, line in enumerate(data.split(b"\n")[:-1], 1):
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError:
-            continue
+            continue  # the chain check reports it
         if isinstance(rec, dict) and rec.get("event") == "seal:file":
-            out.append(rec)
+            why = seal_problem(rec)
+            if why is None:
+                out.append(rec)
+            elif problems is not None:
+                problems.append((n, why))
     return out
 
 
@@ -61,7 +79,7 @@ def sealed_index(root: Path, channel: str, chat: str) -> dict[str, dict[str, Any
     hit = _cache.get(key)
     if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
         return hit[2]
-    index = {rec["file"]: rec for rec in read_seal_records(Path(key)) if isinstance(rec.get("file"), str)}
+    index = {rec["file"]: rec for rec in read_seal_records(Path(key))}
     _cache[key] = (st.st_size, st.st_mtime_ns, index)
     return index
 
@@ -81,7 +99,7 @@ def measure(path: Path) -> tuple[int, int, str | None, bool]:
                 lines += len(parts)
                 size += sum(len(p) + 1 for p in parts)
                 last = parts[-1]
-    return lines, size, (schema.line_hash(last) if lines else None), bool(carry)
+    return lines, size, (chain_hash(last) if lines else None), bool(carry)
 
 
 def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
@@ -110,6 +128,10 @@ def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
                 continue
             log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])  # type: ignore[arg-type]
             out.append((rel, "sealed"))
+    if any(outcome == "sealed" for _, outcome in out):
+        from .head import checkpoint
+
+        checkpoint(log)  # every seal moves the head (docs/log-format.md, Head)
     return out
 
 

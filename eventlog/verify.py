@@ -15,6 +15,7 @@ from typing import Callable, Iterable
 import orjson
 
 from . import schema
+from .commitment import chain_hash, is_erased
 from .layout import log_files, parse_relpath
 from .reader import Problem, iter_lines
 from .seal import read_seal_records
@@ -51,12 +52,17 @@ def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
     for n, line in iter_lines(path, rel, torn):
         size += len(line) + 1
         ends.append(size)
-        hashes.append(schema.line_hash(line))
         try:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             obj = None
-        objs.append(obj if isinstance(obj, dict) else None)
+        if not isinstance(obj, dict):
+            obj = None
+        hashes.append(chain_hash(line, obj))
+        if obj is not None and "salt" in obj and schema.encode(obj) != line:
+            # the chain covers the commitment form; the bytes of a live line must be its canonical encoding
+            damage(n, "line is not in canonical form (edited by hand)")
+        objs.append(obj)
     where = {h: i + 1 for i, h in enumerate(hashes)}
     for n, obj in enumerate(objs, start=1):
         if obj is None:
@@ -75,8 +81,11 @@ def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
                           "deleted from its start)")
             elif objs[n - 2] is not None:
                 damage(n - 1, f"line {n - 1} modified, or line(s) deleted between it and line {n} (chain broken)")
-        if obj.get("v") != schema.VERSION:
-            damage(n, f"unknown format version {obj.get('v')!r}")
+        v = obj.get("v")
+        if v not in schema.VERSIONS or isinstance(v, bool):
+            damage(n, f"unknown format version {v!r}")
+        elif v == 2 and "salt" not in obj and schema_has_plain_content(obj):
+            damage(n, "content without its salt (neither a live nor an erased line)")
         eid = obj.get("id")
         if isinstance(eid, str):
             if eid in ids:
@@ -91,6 +100,12 @@ def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
                 damage(n, f"ts {ts!r} is not on this file's day")
         expected = hashes[n - 1]
     return hashes, ends
+
+
+def schema_has_plain_content(obj: dict) -> bool:
+    from .commitment import has_content
+
+    return has_content(obj) and not is_erased(obj)
 
 
 def _seal_files(root: Path, chats: Iterable[tuple[str, str]] | None) -> list[tuple[str, Path]]:
@@ -133,13 +148,16 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
         report.lines += len(res[0])
 
     seal_scope = None if chat is None else {(c, chat) for c in _channels(root)}
+    migrated = _migrated(root)
     for rel, path in _seal_files(root, seal_scope):
         report.files += 1
         report.lines += len(_verify_chain(path, rel, record, None)[0])
         latest: dict[str, dict] = {}
-        for rec in read_seal_records(path):
-            if isinstance(rec.get("file"), str):
-                latest[rec["file"]] = rec
+        bad: list[tuple[int, str]] = []
+        for rec in read_seal_records(path, bad):
+            latest[rec["file"]] = rec
+        for n, why in bad:
+            record(Problem(rel, n, why), True)
         for frel, rec in latest.items():
             parsed = parse_relpath(frel)
             if not parsed or (since and parsed[2] < since) or (until and parsed[2] > until):
@@ -149,18 +167,7 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
                 if not (root / frel).exists():
                     record(Problem(frel, 0, f"sealed file is missing ({rec['lines']} lines sealed)"), True)
                 continue
-            hashes, ends = got
-            n = rec["lines"]
-            if len(hashes) < n:
-                record(Problem(frel, len(hashes), f"truncated: {len(hashes)} lines, sealed with {n}"), True)
-            elif ends[n - 1] != rec["bytes"] or hashes[n - 1] != rec["last"]:
-                record(Problem(frel, n, f"sealed part modified (line {n} or its size no longer matches the seal)"),
-                       True)
-            elif len(hashes) > n:
-                record(Problem(frel, n + 1, f"{len(hashes) - n} line(s) after the seal, not resealed yet (a writer "
-                                            "stopped while extending a closed day, or lines added by hand; "
-                                            "`eventlog seal` reseals)"), False)
-
+            _check_seal(frel, rec, got, migrated.get(frel), record)
     if chat is None:
         dlp = root / "dlp"
         if dlp.is_dir():
@@ -169,6 +176,37 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
                     report.files += 1
                     report.lines += len(_verify_chain(dlp / name, f"dlp/{name}", record, None)[0])
     return report
+
+
+def _check_seal(frel: str, rec: dict, got: tuple[list[str], list[int]], mig: dict | None,
+                record: Callable[[Problem, bool], None]) -> None:
+    """A day file against its latest seal: line `lines` must have chain hash `last`. The byte count is checked too,
+    but a mismatch with matching hashes is only a warning (an erasure stopped before resealing)."""
+    hashes, ends = got
+    n = rec["lines"]
+    if (mig and mig.get("old_lines") == n and mig.get("old_last") == rec["last"]
+            and len(hashes) >= mig.get("new_lines", 0) > 0 and hashes[mig["new_lines"] - 1] == mig.get("new_last")):
+        record(Problem(frel, 0, "migrated to v2, seal not renewed yet (run `eventlog migrate` again)"), False)
+        return
+    if len(hashes) < n:
+        record(Problem(frel, len(hashes), f"truncated: {len(hashes)} lines, sealed with {n}"), True)
+    elif hashes[n - 1] != rec["last"]:
+        record(Problem(frel, n, f"sealed part modified (line {n} no longer matches the seal)"), True)
+    else:
+        if ends[n - 1] != rec["bytes"]:
+            record(Problem(frel, n, "sealed lines unchanged but their size differs from the seal (an erasure "
+                                    "stopped before resealing; `eventlog seal` reseals)"), False)
+        if len(hashes) > n:
+            record(Problem(frel, n + 1, f"{len(hashes) - n} line(s) after the seal, not resealed yet (a writer "
+                                        "stopped while extending a closed day, or lines added by hand; "
+                                        "`eventlog seal` reseals)"), False)
+
+
+def _migrated(root: Path) -> dict[str, dict]:
+    """file → its latest migration record (eventlog/migrate.py writes them before replacing a file)."""
+    from .migrate import latest_records
+
+    return latest_records(root)
 
 
 def _channels(root: Path) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import orjson
 
 from . import schema
+from .commitment import chain_hash
 from .errors import BadEvent, DamagedLog, EventlogError
 from .layout import day_relpath, parse_relpath, seal_relpath
 from .lock import FileLock
@@ -90,7 +91,7 @@ class EventLog:
 
     def append_many(self, events: Iterable[dict[str, Any]]) -> AppendResult:
         """Validate every event, then write them grouped by day file. Raises BadEvent before writing anything."""
-        groups: dict[str, list[tuple[dict[str, Any], bytes]]] = {}
+        groups: dict[str, list[tuple[dict[str, Any], Any]]] = {}
         for i, ev in enumerate(events):
             try:
                 prepared = schema.prepare(ev)
@@ -112,12 +113,13 @@ class EventLog:
         return self._write_groups({relpath: items})
 
     # -- internals ---------------------------------------------------------------------------------------------
-    def _pre_encode(self, prepared: dict[str, Any]) -> bytes:
-        line = schema.encode_with_prev(prepared, self._placeholder)
+    def _pre_encode(self, prepared: dict[str, Any]) -> tuple[bytes, bytes | None]:
+        """(line, commitment form or None) with the placeholder for `prev`."""
+        forms = schema.encode_forms(prepared, self._placeholder)
         del prepared["prev"]
-        return line
+        return forms
 
-    def _write_groups(self, groups: dict[str, list[tuple[dict[str, Any], bytes]]]) -> AppendResult:
+    def _write_groups(self, groups: dict[str, list[tuple[dict[str, Any], Any]]]) -> AppendResult:
         result = AppendResult()
         for rel, items in groups.items():
             created = self._ensure_dirs(rel)
@@ -173,7 +175,7 @@ class EventLog:
         self._fsync_dir(os.path.dirname(path))
         return fd, True
 
-    def _write_locked(self, rel: str, items: list[tuple[dict[str, Any], bytes]], result: AppendResult) -> bool:
+    def _write_locked(self, rel: str, items: list[tuple[dict[str, Any], Any]], result: AppendResult) -> bool:
         path = f"{self._root_s}/{rel}"
         fd, created = self._open(path)
         try:
@@ -182,10 +184,12 @@ class EventLog:
             if sealed is not None:
                 sealed = {**sealed, "lines": sealed["lines"] + self._check_against_seal(fd, rel, sealed)}
             lines = []
-            for prepared, pre in extra + items:
-                line = pre.replace(self._ph_bytes, prev.encode(), 1)
+            for prepared, (pre, form) in extra + items:
+                pb = prev.encode()
+                line = pre.replace(self._ph_bytes, pb, 1)
                 prepared["prev"] = prev
-                prev = schema.line_hash(line)
+                # the chain covers the commitment form (content replaced by salted hashes), so erasure keeps it
+                prev = schema.line_hash(line if form is None else form.replace(self._ph_bytes, pb, 1))
                 lines.append(line + b"\n")
             if self.fsync == "always":
                 for line in lines:
@@ -202,8 +206,11 @@ class EventLog:
                 # no other writer ever sees the file out of step with it.
                 from .seal import seal_record
 
+                from .head import checkpoint
+
                 record = seal_record(rel, sealed["lines"] + len(lines), st.st_size, prev)
                 self.append_stream(seal_relpath(*parse_relpath(rel)[:2]), [record])
+                checkpoint(self)
         except BaseException:
             self._tails.pop(rel, None)
             self._dirs.discard(os.path.dirname(path))
@@ -219,7 +226,7 @@ class EventLog:
             n = os.write(fd, view)
             view = view[n:]
 
-    def _chain_tail(self, fd: int, rel: str, result: AppendResult) -> tuple[str, list[tuple[dict[str, Any], bytes]]]:
+    def _chain_tail(self, fd: int, rel: str, result: AppendResult) -> tuple[str, list[tuple[dict[str, Any], Any]]]:
         """The hash to chain from, repairing a torn tail first (returns the repair event to write before the batch)."""
         st = os.fstat(fd)
         cached = self._tails.get(rel)
@@ -228,14 +235,14 @@ class EventLog:
         if st.st_size == 0:
             return schema.genesis(rel), []
         last, end = _read_last_line(fd, st.st_size)
-        extra: list[tuple[dict[str, Any], bytes]] = []
+        extra: list[tuple[dict[str, Any], Any]] = []
         if end != st.st_size:
             extra.append(self._repair(fd, rel, end, st.st_size))
             result.repaired.append(rel)
-        prev = schema.genesis(rel) if last is None else schema.line_hash(last)
+        prev = schema.genesis(rel) if last is None else chain_hash(last)
         return prev, extra
 
-    def _repair(self, fd: int, rel: str, end: int, size: int) -> tuple[dict[str, Any], bytes]:
+    def _repair(self, fd: int, rel: str, end: int, size: int) -> tuple[dict[str, Any], Any]:
         """Move a torn tail aside (never glue it to the next line) and return a log:repair event for it."""
         path = self.root / rel
         with open(path, "rb") as f:
@@ -278,14 +285,21 @@ class EventLog:
     def _check_against_seal(self, fd: int, rel: str, sealed: dict[str, Any]) -> int:
         """The file must still begin with exactly what was sealed, and any complete lines after the sealed part must
         chain on from it (a writer killed between extending a sealed day and resealing it leaves such lines). Returns
-        how many there are."""
+        how many there are. The sealed part is found by its byte count; if that no longer holds (an erasure rewrote
+        the day and stopped before resealing: same chain hashes, other sizes) by its line count."""
         st = os.fstat(fd)
         sealed_size = sealed["bytes"]
-        ok = st.st_size >= sealed_size
+        ok = isinstance(sealed_size, int) and 0 < sealed_size <= st.st_size
         if ok:
             last, end = _read_last_line(fd, sealed_size)
-            ok = end == sealed_size and last is not None and schema.line_hash(last) == sealed["last"]
-        rest = os.pread(fd, st.st_size - sealed_size, sealed_size).split(b"\n")[:-1] if ok else []
+            ok = end == sealed_size and last is not None and chain_hash(last) == sealed["last"]
+        if ok:
+            rest = os.pread(fd, st.st_size - sealed_size, sealed_size).split(b"\n")[:-1]
+        else:
+            data = os.pread(fd, st.st_size, 0).split(b"\n")[:-1]
+            n = sealed.get("lines")
+            ok = isinstance(n, int) and 0 < n <= len(data) and chain_hash(data[n - 1]) == sealed["last"]
+            rest = data[n:] if ok else []
         expected = sealed["last"]
         for line in rest:  # lines after the sealed part must chain on from it
             try:
@@ -294,7 +308,7 @@ class EventLog:
                 ok = False
             if not ok:
                 break
-            expected = schema.line_hash(line)
+            expected = chain_hash(line)
         if not ok:
             raise DamagedLog(f"{rel}: does not match its seal (run `eventlog verify`); refusing to append")
         return len(rest)

@@ -38,7 +38,7 @@ BAD = {
     "missing chat_id": orjson.dumps({k: v for k, v in GOOD.items() if k != "chat_id"}) + b"\n",
     "not an object": b"[1,2,3]\n",
     "bad ts": line(ts="yesterday"),
-    "wrong version": line(v=2),
+    "wrong version": line(v=3),
     "bad event kind": line(event="Message Received"),
     "chat ../x": line(chat_id="../x"),
     "chat ../../etc": line(chat_id="../../../../etc"),

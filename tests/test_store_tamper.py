@@ -117,9 +117,10 @@ def test_seal_stream_edited(log_root):
 def test_lines_after_seal_are_a_warning_and_reseal_on_next_append(log_root):
     # What a writer killed between extending a closed day and resealing it leaves behind.
     from eventlog import schema
+    from eventlog.commitment import chain_hash
     ls = lines_of(log_root)
     extra = dict(__import__("orjson").loads(ls[-1]), id=schema.new_id(), text="late")
-    extra = schema.encode_with_prev(schema.prepare(extra), schema.line_hash(ls[-1].rstrip(b"\n")))
+    extra = schema.encode_with_prev(schema.prepare(extra), chain_hash(ls[-1].rstrip(b"\n")))
     write(log_root, ls + [extra + b"\n"])
     rep = verify(log_root)
     assert rep.ok and [(w.relpath, w.line) for w in rep.warnings] == [(DAY, 7)]

@@ -4,7 +4,9 @@ import json
 import pytest
 
 from eventlog import schema
+from eventlog.commitment import CONTENT_FIELDS, chain_hash, erase_line
 from eventlog.errors import BadEvent
+from eventlog.verify import verify
 from eventlog.writer import EventLog
 
 from store_support import VECTORS
@@ -12,26 +14,60 @@ from store_support import VECTORS
 ENC = json.loads((VECTORS / "store" / "encoding.json").read_text())
 NAMES = json.loads((VECTORS / "store" / "names.json").read_text())
 TS = json.loads((VECTORS / "store" / "timestamps.json").read_text())
+V2 = json.loads((VECTORS / "store" / "v2.json").read_text())
 
 
 @pytest.mark.parametrize("case", ENC["lines"], ids=lambda c: c["name"])
-def test_line_encoding(case):
-    prepared = schema.prepare(case["event"])
-    line = schema.encode_with_prev(prepared, case["prev"])
+def test_v1_line_encoding_and_hash(case):
+    # v1 lines are still read: the canonical encoding is unchanged, and a v1 line is its own commitment form
+    line = schema.encode(dict(case["event"], prev=case["prev"]))
     assert line.decode() == case["line"]
-    assert schema.line_hash(line) == case["hash"]
+    assert chain_hash(line) == schema.line_hash(line) == case["hash"]
 
 
 def test_genesis():
-    assert schema.genesis(ENC["relpath"]) == ENC["genesis"]
+    assert schema.genesis(ENC["relpath"]) == ENC["genesis"] == V2["genesis"]
     assert ENC["genesis_prefix"] == schema.GENESIS_PREFIX
+    assert tuple(V2["content_fields"]) == CONTENT_FIELDS
 
 
-def test_writer_produces_the_vector_file_byte_for_byte(root):
+@pytest.mark.parametrize("case", V2["lines"], ids=lambda c: c["name"])
+def test_v2_line_form_hash_and_erasure(case):
+    prepared = schema.prepare(case["event"])
+    line, form = schema.encode_forms(prepared, case["prev"])
+    assert line.decode() == case["line"]
+    assert (form or line).decode() == case["form"]
+    assert chain_hash(line) == case["hash"] == chain_hash(case["erased"].encode())
+    erased = erase_line(line)
+    assert (erased or line).decode() == case["erased"]
+
+
+def test_writer_produces_the_v2_vector_file_byte_for_byte(root):
     log = EventLog(root, fsync="never")
-    for case in ENC["lines"]:
+    for case in V2["lines"]:
         log.append(case["event"])
-    assert (root / ENC["relpath"]).read_text(encoding="utf-8") == ENC["file"]
+    assert (root / V2["relpath"]).read_text(encoding="utf-8") == V2["file"]
+
+
+def test_erased_file_verifies_and_the_writer_chains_on(root):
+    path = root / V2["relpath"]
+    path.parent.mkdir(parents=True)
+    path.write_text(V2["erased_file"], encoding="utf-8")
+    assert verify(root).ok
+    stored = EventLog(root, fsync="never").append(dict(V2["lines"][0]["event"], id=schema.new_id()))
+    assert stored["prev"] == V2["lines"][-1]["hash"]
+    assert verify(root).ok
+
+
+def test_mixed_v1_v2_file_byte_for_byte(root):
+    path = root / V2["relpath"]
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(x + "\n" for x in V2["mixed"]["v1_lines"]), encoding="utf-8")
+    log = EventLog(root, fsync="never")
+    for case in V2["mixed"]["v2"]:
+        log.append(case["event"])
+    assert path.read_text(encoding="utf-8") == V2["mixed"]["file"]
+    assert verify(root).ok
 
 
 @pytest.mark.parametrize("chat", NAMES["chat_id_ok"])
