@@ -1,9 +1,13 @@
-// Event model v1 for the JS writer: validation, normalisation and the canonical one-line encoding of
+// Event model v2 for the JS writer: validation, normalisation and the canonical one-line encoding of
 // docs/log-format.md. The Python side (eventlog/schema.py) must produce the same bytes for the same parsed event;
 // tests/vectors/store/ holds the golden vectors both test suites run.
 import { createHash, randomBytes } from "node:crypto";
 
-export const VERSION = 1;
+export const VERSION = 2;
+export const VERSIONS = [1, 2]; // what readers accept; the writer writes VERSION
+// Top-level fields that hold what people wrote or who they are: committed to by a salted hash (writer-commit.mjs).
+export const CONTENT_FIELDS = ["args", "forward", "from", "media", "note", "payload", "raw", "text", "title"];
+export const SALT_RE = /^[0-9a-f]{32}$/;
 export const MAX_LINE = 4 * 1024 * 1024;
 export const REQUIRED = ["event", "channel", "chat_id", "ts"];
 export const GENESIS_PREFIX = "openclaw-eventlog:v1:genesis:";
@@ -128,10 +132,18 @@ export function prepare(event) {
   if (missing.length) throw new BadEvent("missing required field(s): " + missing.join(", "));
   const out = { ...event };
   delete out.prev;
-  if (out.v !== undefined && out.v !== VERSION) {
+  if (out.v !== undefined && !VERSIONS.includes(out.v)) {
     throw new BadEvent(`unsupported event version v=${JSON.stringify(out.v)} (this writer writes v${VERSION})`);
   }
   out.v = VERSION;
+  const salt = out.salt;
+  delete out.salt;
+  if (CONTENT_FIELDS.some((k) => out[k] !== undefined)) {
+    // content present: the line keeps a salt (a valid given one is kept, like an id)
+    if (salt === undefined) out.salt = randomBytes(16).toString("hex");
+    else if (typeof salt !== "string" || !SALT_RE.test(salt)) throw new BadEvent("salt must be 32 lowercase hex characters");
+    else out.salt = salt;
+  }
   if (typeof out.event !== "string" || !EVENT_RE.test(out.event)) {
     throw new BadEvent(`event must look like 'message:received': ${JSON.stringify(String(out.event).slice(0, 40))}`);
   }

@@ -4,7 +4,8 @@
 import { constants as C } from "node:fs";
 import { open, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { lineHash, nowTs, parseRelpath } from "./writer-format.mjs";
+import { nowTs, parseRelpath } from "./writer-format.mjs";
+import { chainHash } from "./writer-commit.mjs";
 import { DamagedLog, readLastLine, withFileLock } from "./writer-io.mjs";
 
 export async function sealedIndex(log, channel, chatId) {
@@ -19,10 +20,16 @@ export async function sealedIndex(log, channel, chatId) {
   for (const ln of lines) {
     let rec;
     try { rec = JSON.parse(ln); } catch { continue; }
-    if (rec && rec.event === "seal:file" && typeof rec.file === "string") index.set(rec.file, rec);
+    if (rec && rec.event === "seal:file" && wellFormed(rec)) index.set(rec.file, rec); // malformed: verify reports it
   }
   log.sealCache.set(path, { size: st.size, mtime: st.mtimeNs, index });
   return index;
+}
+
+const posInt = (v) => Number.isSafeInteger(v) && v > 0;
+function wellFormed(rec) {
+  return typeof rec.file === "string" && parseRelpath(rec.file) !== null && posInt(rec.lines) && posInt(rec.bytes)
+    && typeof rec.last === "string" && /^[0-9a-f]{64}$/.test(rec.last);
 }
 
 export async function sealedRecord(log, rel) {
@@ -30,30 +37,47 @@ export async function sealedRecord(log, rel) {
   return p ? (await sealedIndex(log, p.channel, p.chatId)).get(rel) ?? null : null;
 }
 
-/** The file must still begin with exactly what was sealed (the line ending at byte `bytes` hashes to `last`).
- * Complete lines after the sealed part (a writer killed between extending a sealed day and resealing it leaves them)
- * must chain on from it; returns how many there are, to count into the new seal (docs/log-format.md, Seals). */
+/** The file must still begin with exactly what was sealed: line `lines` has chain hash `last`, found at byte `bytes`
+ * or — when an erasure rewrote the day (same chain hashes, other sizes) and stopped before resealing — by counting
+ * lines. Complete lines after the sealed part (a writer killed between extending a sealed day and resealing it leaves
+ * them) must chain on from it; returns how many there are, to count into the new seal (docs/log-format.md, Seals). */
 export async function checkAgainstSeal(fh, rel, sealed) {
   const st = await fh.stat();
-  let ok = st.size >= sealed.bytes;
+  let ok = sealed.bytes <= st.size;
   if (ok) {
     const [last, end] = await readLastLine(fh, sealed.bytes);
-    ok = end === sealed.bytes && last !== null && lineHash(last) === sealed.last;
+    ok = end === sealed.bytes && last !== null && chainHash(last) === sealed.last;
+  }
+  let rest = null;
+  if (ok) {
+    rest = Buffer.alloc(st.size - sealed.bytes);
+    if (rest.length) await fh.read(rest, 0, rest.length, sealed.bytes);
+  } else {
+    const all = Buffer.alloc(st.size);
+    if (all.length) await fh.read(all, 0, all.length, 0);
+    let pos = 0;
+    let line = null;
+    for (let i = 0; i < sealed.lines; i++) {
+      const nl = all.indexOf(10, pos);
+      if (nl < 0) { line = null; break; }
+      line = all.subarray(pos, nl);
+      pos = nl + 1;
+    }
+    ok = line !== null && chainHash(line) === sealed.last;
+    rest = all.subarray(pos);
   }
   let n = 0;
-  if (ok && st.size > sealed.bytes) {
-    const rest = Buffer.alloc(st.size - sealed.bytes);
-    await fh.read(rest, 0, rest.length, sealed.bytes);
+  if (ok && rest.length) {
     let expected = sealed.last;
-    let start = 0;
-    for (let nl = rest.indexOf(10); ok && nl >= 0; start = nl + 1, nl = rest.indexOf(10, start)) {
-      const line = rest.subarray(start, nl);  // lines after the sealed part must chain on from it
+    let from = 0;
+    for (let nl = rest.indexOf(10); ok && nl >= 0; from = nl + 1, nl = rest.indexOf(10, from)) {
+      const line = rest.subarray(from, nl);  // lines after the sealed part must chain on from it
       try {
         ok = JSON.parse(line.toString("utf8"))?.prev === expected;
       } catch {
         ok = false;
       }
-      expected = lineHash(line);
+      expected = chainHash(line);
       n++;
     }
   }
@@ -100,7 +124,7 @@ async function sealFile(log, rel) {
       const { lines, size, torn } = await measure(fh);
       if (torn || lines === 0) return; // a torn tail is sealed after the next append repairs it
       const [last] = await readLastLine(fh, size);
-      const lastHash = lineHash(last);
+      const lastHash = chainHash(last);
       const cur = (await sealedIndex(log, p.channel, p.chatId)).get(rel);
       if (cur && cur.lines === lines && cur.bytes === size && cur.last === lastHash) return;
       await log.appendStream(`seals/${p.channel}/${p.chatId}.jsonl`, sealRecord(rel, lines, size, lastHash));

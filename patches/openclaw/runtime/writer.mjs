@@ -27,8 +27,9 @@ import { mkdir, open, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import {
-  BadEvent, EventlogError, dayRelpath, encodeWithPrev, genesis, lineHash, newId, nowTs, parseRelpath, prepare,
+  BadEvent, EventlogError, dayRelpath, genesis, lineHash, newId, nowTs, parseRelpath, prepare,
 } from "./writer-format.mjs";
+import { chainHash, encodeForms } from "./writer-commit.mjs";
 import { openFd, readLastLine, withFileLock, writeAll } from "./writer-io.mjs";
 import { checkAgainstSeal, sealBefore, sealRecord, sealedRecord } from "./writer-seal.mjs";
 
@@ -68,8 +69,8 @@ class EventLog {
   /** Append one event to its chat/day file → Promise of the stored event. */
   async append(event) {
     const prepared = prepare(event);
-    const line = encodeWithPrev(prepared, PLACEHOLDER);
-    return this.enqueue(dayRelpath(prepared.channel, prepared.chat_id, prepared.ts), prepared, line);
+    const forms = encodeForms(prepared, PLACEHOLDER);
+    return this.enqueue(dayRelpath(prepared.channel, prepared.chat_id, prepared.ts), prepared, forms);
   }
 
   /** Validate all, then append each to its file → Promise of the stored events (in input order). */
@@ -77,8 +78,8 @@ class EventLog {
     const items = events.map((ev, i) => {
       try {
         const prepared = prepare(ev);
-        const line = encodeWithPrev(prepared, PLACEHOLDER);
-        return [dayRelpath(prepared.channel, prepared.chat_id, prepared.ts), prepared, line];
+        const forms = encodeForms(prepared, PLACEHOLDER);
+        return [dayRelpath(prepared.channel, prepared.chat_id, prepared.ts), prepared, forms];
       } catch (e) {
         if (e instanceof BadEvent) e.index = i;
         throw e;
@@ -94,16 +95,16 @@ class EventLog {
       throw new EventlogError(`not a stream path: ${relpath}`);
     }
     const list = Array.isArray(event) ? event : [event];
-    const prepared = list.map((ev) => { const p = prepare(ev); return [p, encodeWithPrev(p, PLACEHOLDER)]; });
+    const prepared = list.map((ev) => { const p = prepare(ev); return [p, encodeForms(p, PLACEHOLDER)]; });
     const stored = await Promise.all(prepared.map(([p, line]) => this.enqueue(relpath, p, line)));
     return Array.isArray(event) ? stored : stored[0];
   }
 
-  enqueue(rel, prepared, line) {
+  enqueue(rel, prepared, [line, form]) {
     return new Promise((resolve, reject) => {
       let q = this.queues.get(rel);
       if (!q) this.queues.set(rel, (q = { items: [], running: false }));
-      q.items.push({ prepared, line, resolve, reject });
+      q.items.push({ prepared, line, form, resolve, reject });
       if (!q.running) {
         q.running = true;
         this.drain(rel, q);
@@ -232,7 +233,8 @@ class EventLog {
         for (const it of [...extra, ...items]) {
           it.prepared.prev = prev;
           const line = it.line.replace(PLACEHOLDER, prev);
-          prev = lineHash(line);
+          // the chain covers the commitment form (content replaced by salted hashes), so erasure keeps it
+          prev = lineHash(it.form === null ? line : it.form.replace(PLACEHOLDER, prev));
           lines.push(Buffer.from(line + "\n", "utf8"));
         }
         const data = lines.length === 1 ? lines[0] : Buffer.concat(lines);
@@ -277,7 +279,7 @@ class EventLog {
     if (st.size === 0) return genesis(rel);
     const [last, end] = await readLastLine(fh, st.size);
     if (end !== st.size) extra.push(await this.repair(fh, rel, end, st.size));
-    return last === null ? genesis(rel) : lineHash(last);
+    return last === null ? genesis(rel) : chainHash(last);
   }
 
   async repair(fh, rel, end, size) {
@@ -296,7 +298,8 @@ class EventLog {
       event: "log:repair", channel: p ? p.channel : "eventlog", chat_id: p ? p.chatId : "stream", ts: nowTs(),
       torn_bytes: torn.length, torn_sha256: lineHash(torn), moved_to: movedTo,
     });
-    return { prepared, line: encodeWithPrev(prepared, PLACEHOLDER) };
+    const [line, form] = encodeForms(prepared, PLACEHOLDER);
+    return { prepared, line, form };
   }
 
 }

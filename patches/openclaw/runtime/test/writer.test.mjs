@@ -2,7 +2,8 @@
 // byte-identical lines, chain + genesis, names, timestamps, permissions, torn-tail repair, lock protocol, seals.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync, statSync, readdirSync, existsSync, appendFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, statSync, readdirSync, existsSync, appendFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { test } from "node:test";
@@ -12,12 +13,14 @@ import {
   compareCodePoints, ULID_RE, GENESIS_PREFIX,
 } from "../writer-format.mjs";
 import { openEventLog, resolveRoot, withFileLock, LockTimeout, DamagedLog } from "../writer.mjs";
+import { chainHash, encodeForms, CONTENT_FIELDS } from "../writer-commit.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const VECTORS = join(here, "..", "..", "..", "..", "tests", "vectors", "store");
 const ENC = JSON.parse(readFileSync(join(VECTORS, "encoding.json"), "utf8"));
 const NAMES = JSON.parse(readFileSync(join(VECTORS, "names.json"), "utf8"));
 const TS = JSON.parse(readFileSync(join(VECTORS, "timestamps.json"), "utf8"));
+const V2 = JSON.parse(readFileSync(join(VECTORS, "v2.json"), "utf8"));
 const tmp = () => mkdtempSync(join(tmpdir(), "writer-test-"));
 const ev = (over = {}) => ({ event: "message:received", channel: "telegram", chat_id: "42",
   ts: "2026-11-30T10:00:00.000Z", text: "hi", ...over });
@@ -27,26 +30,69 @@ function chainOk(root, rel) {
   let prev = genesis(rel);
   for (const line of readLines(join(root, rel))) {
     assert.equal(JSON.parse(line).prev, prev, `${rel}: chain broken`);
-    prev = lineHash(line);
+    prev = chainHash(line);
   }
   return prev;
 }
 
-test("vectors: every line is encoded byte for byte, with its hash", () => {
+test("vectors: v1 lines keep their encoding and are their own commitment form", () => {
   for (const c of ENC.lines) {
-    const line = encodeWithPrev(prepare(c.event), c.prev);
+    const { v, ...rest } = c.event;
+    const line = encodeWithPrev({ ...rest, v }, c.prev); // the canonical encoding itself is unchanged
     assert.equal(line, c.line, c.name);
-    assert.equal(lineHash(line), c.hash, c.name);
+    assert.equal(chainHash(line), c.hash, c.name);
+    assert.equal(chainHash(Buffer.from(line)), c.hash, c.name);
   }
   assert.equal(GENESIS_PREFIX, ENC.genesis_prefix);
   assert.equal(genesis(ENC.relpath), ENC.genesis);
+  assert.deepEqual(CONTENT_FIELDS, V2.content_fields);
 });
 
-test("vectors: the writer produces the vector file byte for byte", async () => {
+test("vectors v2: line, commitment form, chain hash; erased lines hash the same", () => {
+  for (const c of V2.lines) {
+    const [line, form] = encodeForms(prepare(c.event), c.prev);
+    assert.equal(line, c.line, c.name);
+    assert.equal(form ?? line, c.form, c.name);
+    assert.equal(chainHash(line), c.hash, c.name);
+    assert.equal(chainHash(Buffer.from(line)), c.hash, c.name);
+    assert.equal(chainHash(c.erased), c.hash, c.name);
+  }
+});
+
+test("vectors v2: the writer produces the vector file byte for byte", async () => {
   const root = tmp();
   const log = await openEventLog({ root, fsync: "never" });
-  for (const c of ENC.lines) await log.append(c.event);
-  assert.equal(readFileSync(join(root, ENC.relpath), "utf8"), ENC.file);
+  for (const c of V2.lines) await log.append(c.event);
+  assert.equal(readFileSync(join(root, V2.relpath), "utf8"), V2.file);
+});
+
+test("vectors v2: the writer chains on after erased lines and after v1 lines (mixed file)", async () => {
+  let root = tmp();
+  const path = join(root, V2.relpath);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, V2.erased_file);
+  let log = await openEventLog({ root, fsync: "never" });
+  const stored = await log.append({ ...V2.lines[0].event, id: newId() });
+  assert.equal(stored.prev, V2.lines.at(-1).hash);
+  root = tmp();
+  const mixed = join(root, V2.relpath);
+  mkdirSync(dirname(mixed), { recursive: true });
+  writeFileSync(mixed, V2.mixed.v1_lines.map((l) => l + "\n").join(""));
+  log = await openEventLog({ root, fsync: "never" });
+  for (const c of V2.mixed.v2) await log.append(c.event);
+  assert.equal(readFileSync(mixed, "utf8"), V2.mixed.file);
+});
+
+test("chainHash works on the line's bytes: numbers JS cannot hold exactly hash like Python wrote them", () => {
+  // a Python-written line with an integral float and an integer beyond 2^53 inside content
+  const line = '{"channel":"telegram","chat_id":"1","event":"x:y","id":"01KB0000000000000000000001","prev":"p",' +
+    '"raw":{"big":18014398509481985,"f":1.0},"salt":"00112233445566778899aabbccddeeff","ts":"2026-11-30T10:00:00.000Z","v":2}';
+  const salt = Buffer.from("00112233445566778899aabbccddeeff", "hex");
+  const c = createHash("sha256").update(Buffer.concat([salt, Buffer.from("raw\0"),
+    Buffer.from('{"big":18014398509481985,"f":1.0}')])).digest("hex");
+  const form = line.replace('{"big":18014398509481985,"f":1.0}', `{"c":"${c}"}`)
+    .replace(',"salt":"00112233445566778899aabbccddeeff"', "");
+  assert.equal(chainHash(line), createHash("sha256").update(form).digest("hex"));
 });
 
 test("vectors: chat ids, channels and timestamps", () => {
@@ -70,7 +116,7 @@ test("encoding: code-point key order, escapes, numbers, undefined, bad values", 
   assert.ok(line.includes('"nums":[0.5,1e-6,1.5e-6,0.00001,51.50735,-3,0]'));
   assert.ok(!line.includes("skip"));
   assert.ok(compareCodePoints("\uE000", "\u{10000}") < 0);
-  for (const bad of [{ text: "\uD800x" }, { n: NaN }, { n: 2 ** 60 }, { n: Infinity }, { v: 2 }, { id: "nope" },
+  for (const bad of [{ text: "\uD800x" }, { n: NaN }, { n: 2 ** 60 }, { n: Infinity }, { v: 3 }, { id: "nope" },
     { event: "Bad" }, { channel: "Tele gram" }, { chat_id: "../x" }, { ts: "2026-11-30" }, { text: "x".repeat(4194304) }]) {
     assert.throws(() => encodeWithPrev(prepare(ev(bad)), "x"), BadEvent, JSON.stringify(Object.keys(bad)));
   }

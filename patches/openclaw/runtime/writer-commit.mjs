@@ -1,0 +1,86 @@
+// Format v2 content commitments for the JS writer (eventlog/commitment.py is the other side; docs/log-format.md,
+// "Content commitments"). A line with content carries its plaintext and a 16-byte `salt`; its commitment form is the
+// same event without `salt`, each content field k replaced by {"c": sha256hex(salt || utf8(k) || 0x00 || canonical(v))}.
+// The chain hash of a line is SHA-256 of its commitment form, so erasing a line (writing its commitment form in its
+// place) keeps the chain. A line without a salt (v1, no content, erased) is its own commitment form.
+import { createHash } from "node:crypto";
+import { CONTENT_FIELDS, SALT_RE, encode, encodeWithPrev, sha256hex } from "./writer-format.mjs";
+
+export { CONTENT_FIELDS } from "./writer-format.mjs";
+const CONTENT = new Set(CONTENT_FIELDS);
+const ZERO = Buffer.from([0]);
+
+function commit(salt, key, valueText) {
+  return createHash("sha256").update(salt).update(key, "utf8").update(ZERO).update(valueText, "utf8").digest("hex");
+}
+
+/** [line, commitment form or null when the line is its own] of a prepared event with its chain field. */
+export function encodeForms(event, prev) {
+  const line = encodeWithPrev(event, prev);
+  if (event.salt === undefined) return [line, null];
+  const salt = Buffer.from(event.salt, "hex");
+  const form = {};
+  for (const k of Object.keys(event)) {
+    if (k === "salt") continue;
+    form[k] = CONTENT.has(k) && event[k] !== undefined ? { c: commit(salt, k, encode(event[k])) } : event[k];
+  }
+  return [line, encode(form)];
+}
+
+/** Top-level members of a canonical JSON object line: [rawKey, valueStart, valueEnd] (string indices). */
+function members(s) {
+  const out = [];
+  let i = 1;
+  const n = s.length;
+  if (s[0] !== "{" || s[n - 1] !== "}") return null;
+  if (n === 2) return out;
+  while (i < n) {
+    if (s[i] !== '"') return null;
+    let j = i + 1;
+    while (j < n && s[j] !== '"') j += s[j] === "\\" ? 2 : 1;
+    const rawKey = s.slice(i, j + 1);
+    if (s[j + 1] !== ":") return null;
+    const vs = j + 2;
+    let k = vs;
+    let depth = 0;
+    for (; k < n; k++) {
+      const c = s[k];
+      if (c === '"') {
+        k++;
+        while (k < n && s[k] !== '"') k += s[k] === "\\" ? 2 : 1;
+      } else if (c === "{" || c === "[") depth++;
+      else if (c === "}" || c === "]") {
+        if (depth === 0) break;
+        depth--;
+      } else if (c === "," && depth === 0) break;
+    }
+    if (k >= n) return null;
+    out.push([rawKey, vs, k]);
+    i = k + 1;
+    if (s[k] === "}") break;
+  }
+  return out;
+}
+
+/** The chain hash of one stored line (string or Buffer, without the newline). Works on the line's own bytes, never
+ * on a re-encoding of parsed values, so numbers JS cannot hold exactly (1.0, integers beyond 2^53) hash the same. */
+export function chainHash(line) {
+  const buf = typeof line === "string" ? null : line;
+  if (buf ? !buf.includes('"salt":"') : !line.includes('"salt":"')) return sha256hex(line);
+  const s = buf ? buf.toString("utf8") : line;
+  const ms = members(s);
+  const saltM = ms?.find((m) => m[0] === '"salt"');
+  if (!saltM) return sha256hex(line);
+  const saltText = s.slice(saltM[1], saltM[2]);
+  if (!/^"[0-9a-f]{32}"$/.test(saltText)) return sha256hex(line);
+  const salt = Buffer.from(saltText.slice(1, -1), "hex");
+  const parts = [];
+  for (const [rawKey, vs, ve] of ms) {
+    if (rawKey === '"salt"') continue;
+    const key = JSON.parse(rawKey);
+    parts.push(rawKey + ":" + (CONTENT.has(key) ? `{"c":"${commit(salt, key, s.slice(vs, ve))}"}` : s.slice(vs, ve)));
+  }
+  return sha256hex("{" + parts.join(",") + "}");
+}
+
+export { SALT_RE };
