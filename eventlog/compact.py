@@ -390,3 +390,9 @@ def text_progress(stream: Any = sys.stderr) -> Callable[[int, int, str], None]:
             stream.write("\n")
         stream.flush()
     return show
+
+
+def rebuild_months(root: Path, names: list[str]) -> list[UnitResult]:
+    """Rebuild the units of the given months (yyyy-mm) from their day files now (forget calls this after erasing)."""
+    months = _plan_months(root, datetime.now(timezone.utc).date())
+    return [_build(root, name, months[name]) for name in sorted(set(names)) if name in months]

@@ -15,7 +15,6 @@ leaves either the old file or the new one, both of which verify.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +25,7 @@ import orjson
 from . import schema
 from .commitment import chain_hash, has_content, new_salt
 from .errors import DamagedLog
+from .fsutil import replace_file
 from .layout import log_files, parse_relpath, seal_relpath
 from .lock import FileLock
 
@@ -109,24 +109,6 @@ def _rewrite(path: Path, rel: str) -> tuple[bytes, dict[str, Any]]:
     return body + data[end:], record  # a torn tail stays a torn tail (the next append moves it aside)
 
 
-def _replace(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f"{path.name}.migrate-{schema.new_id()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.rename(tmp, path)
-    dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
-
 def _reseal(log: Any, rel: str, rec: dict[str, Any] | None) -> bool:
     """Append a seal for a migrated day whose seal still names its old chain. True if one was written."""
     from .seal import measure, seal_record, sealed_index
@@ -154,6 +136,8 @@ def migrate(root: Path, progress: Callable[[str], None] | None = None) -> Migrat
     targets = [(lf.relpath, lf.path) for lf in log_files(root)] + [(r, root / r) for r in STREAMS if (root / r).is_file()]
     for rel, path in targets:
         with FileLock(f"{path}.lock"):
+            for leftover in path.parent.glob(f"{path.name}.migrate-*"):  # a killed run's temporary file
+                leftover.unlink(missing_ok=True)
             try:
                 if not _needs(path):
                     if _reseal(log, rel, done.get(rel)):
@@ -169,7 +153,7 @@ def migrate(root: Path, progress: Callable[[str], None] | None = None) -> Migrat
             if progress:
                 progress(rel)
             log.append_stream(MIGRATIONS, [rec])  # the record first: verify reads a half-done file by it
-            _replace(path, data)
+            replace_file(path, data, "migrate")
             log._tails.pop(rel, None)
             report.files.append(rec)
             report.lines += rec["new_lines"]

@@ -101,7 +101,8 @@ def random_events(seed: int, n: int) -> list[dict[str, object]]:
               "chat_id": rng.choice([42, "-1001234567890", "@chan_x"]),
               "ts": rng.choice(["2026-11-30T10:00:00Z", "2026-11-30T23:59:59.999+00:00",
                                 "2026-12-01T01:30:00.123456+03:00", "2026-11-29T20:00:00-05:00"]),
-              "id": schema.new_id(), "text": _text(rng, rng.randrange(0, 200))}
+              "id": schema.new_id(), "text": _text(rng, rng.randrange(0, 200)),
+              "salt": rng.randbytes(16).hex()}  # given, like the id: both sides must write the same bytes
         for _ in range(rng.randrange(0, 6)):
             ev[_text(rng, rng.randrange(1, 8))] = _value(rng, 0)
         out.append(ev)

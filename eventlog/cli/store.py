@@ -122,10 +122,14 @@ def append(root: Path, fsync: str, ack: bool) -> None:
 @since_until
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: damage/warning records and a summary.")
 @click.option("-q", "--quiet", is_flag=True, help="No output; the exit code says it all.")
+@click.option("--head", "head_hash", default=None, metavar="HASH",
+              help="Also prove the log still extends this head (from `eventlog head`); names what is missing.")
 @root_option
 @handle_errors
-def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: bool) -> None:
-    """Check hash chains and seals; print `file:line: reason` for every damaged place. Exit 0 clean, 2 damaged."""
+def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: bool, head_hash: str | None) -> None:
+    """Check hash chains and seals; print `file:line: reason` for every damaged place. Exit 0 clean, 2 damaged.
+
+    Example: eventlog verify --head 3f1c…e9 (the hash `eventlog head` printed last week)"""
     from ..verify import verify as run
 
     ensure_root(root)
@@ -142,6 +146,12 @@ def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: boo
             click.echo(f"warning: {problem}", err=True)
 
     report = run(root, chat, since, until, emit)
+    if head_hash is not None:
+        from ..head import verify_head
+
+        for problem in verify_head(root, head_hash):
+            report.damage.append(problem)
+            emit(problem, True)
     if as_json and not quiet:
         emit_json({"type": "summary", "files": report.files, "lines": report.lines,
                    "damaged": len(report.damage), "warnings": len(report.warnings), "ok": report.ok})

@@ -1,0 +1,114 @@
+"""Store v2 commands: forget (erasure and retention), migrate (v1 → v2), head (the hash to keep elsewhere)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import EventlogError
+from .common import date_option, emit_json, ensure_root, handle_errors, root_option
+from .main import cli
+
+
+@cli.command()
+@click.option("--chat", default=None, help="Forget this chat id (in every channel).")
+@date_option("--before", "Forget events on UTC days before this one (YYYY-MM-DD, RFC 3339, 30d, …).")
+@click.option("--retention", is_flag=True,
+              help="Forget everything older than retention_days (config file or $EVENTLOG_RETENTION_DAYS).")
+@click.option("--reason", required=True, help="Why (recorded in the log:erased event).")
+@click.option("--yes", is_flag=True, help="Do it without asking (needed when stdin is not a terminal).")
+@click.option("--json", "as_json", is_flag=True, help="The plan (or the result) as JSON Lines.")
+@root_option
+@handle_errors
+def forget(root: Path, chat: str | None, before, retention: bool, reason: str, yes: bool, as_json: bool) -> None:
+    """Erase the content of a chat and/or of old days everywhere under the root: log lines (the hash chain, seals and
+    earlier heads keep verifying), Parquet units and vocabularies, DLP review notes. Writes a log:erased event.
+
+    Example: eventlog forget --chat 42 --reason "user asked (ticket 1234)" --yes"""
+    from datetime import datetime, timedelta, timezone
+
+    from ..config import load_config
+    from ..forget import forget as run
+    from ..forget import plan
+
+    ensure_root(root)
+    if retention:
+        cfg = load_config(root)
+        days = cfg.get("retention_days")
+        if days is None:
+            raise EventlogError(f"--retention: no retention_days in {cfg.path} (or $EVENTLOG_RETENTION_DAYS)")
+        cutoff = datetime.now(timezone.utc).date() - timedelta(days=days)
+        before = min(before, cutoff) if before else cutoff
+    p = plan(root, chat, before)
+    scope = {"chat": chat, "before": before.isoformat() if before else None}
+    if not yes:
+        if as_json:
+            emit_json({"type": "plan", **scope, "files": len(p.files), "events": p.events})
+        else:
+            click.echo(f"would erase {p.events} event(s) in {len(p.files)} day file(s) "
+                       f"(chat {chat or 'all'}, before {scope['before'] or 'any day'})", err=True)
+        if not sys.stdin.isatty():
+            raise EventlogError("nothing erased: add --yes to erase")
+        if not click.confirm("erase?", err=True):
+            sys.exit(1)
+    rep = run(root, chat=chat, before=before, reason=reason,
+              progress=None if as_json else (lambda rel: click.echo(f"erasing {rel}", err=True)))
+    if as_json:
+        emit_json({"type": "erased", **scope, "files": rep.files, "events": rep.events, "alerts": rep.alerts,
+                   "reviews": rep.reviews, "resealed": rep.resealed, "derived": rep.derived,
+                   "log_event": rep.event["id"] if rep.event else None})
+    else:
+        click.echo(f"erased {rep.events} event(s) in {rep.files} file(s), {rep.reviews} review note(s); "
+                   f"resealed {rep.resealed}; derived: "
+                   + ", ".join(f"{k} {v}" for k, v in rep.derived.items()), err=True)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per migrated file and a summary.")
+@root_option
+@handle_errors
+def migrate(root: Path, as_json: bool) -> None:
+    """Bring a v1 log to format v2 (content commitments), so it can be erased. Safe to interrupt and re-run; each
+    rewritten file is recorded in migrations/v2.jsonl. Exit 2 if a damaged file was left alone.
+
+    Example: eventlog migrate --root ~/.openclaw/eventlog"""
+    from ..migrate import migrate as run
+
+    ensure_root(root)
+    rep = run(root, progress=None if as_json else (lambda rel: click.echo(f"migrating {rel}", err=True)))
+    if as_json:
+        for rec in rep.files:
+            emit_json({"type": "migrated", **{k: v for k, v in rec.items() if k not in ("event", "channel", "chat_id")}})
+        emit_json({"type": "summary", "files": len(rep.files), "lines": rep.lines, "resealed": len(rep.resealed),
+                   "skipped": rep.skipped})
+    else:
+        click.echo(f"{len(rep.files)} file(s) migrated ({rep.lines} lines), {len(rep.resealed)} resealed", err=True)
+    for problem in rep.problems:
+        click.echo(f"eventlog: {problem}", err=True)
+    if rep.skipped:
+        sys.exit(2)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="{head, checkpoints, streams} as one JSON object.")
+@root_option
+@handle_errors
+def head(root: Path, as_json: bool) -> None:
+    """Print the head hash: one hash committing to every seal stream and the DLP streams (a checkpoint is appended
+    first if any of them changed). Keep it somewhere else; `eventlog verify --head HASH` proves the log still
+    extends it.
+
+    Example: eventlog head >> ~/eventlog-heads.txt"""
+    from ..head import checkpoint, read_checkpoints
+    from ..writer import EventLog
+
+    ensure_root(root)
+    h = checkpoint(EventLog(root))
+    if h is None:
+        raise EventlogError("nothing to commit to yet: no seal or DLP stream (run `eventlog seal` first)")
+    if as_json:
+        state, hashes = read_checkpoints(root)
+        emit_json({"type": "head", "head": h, "checkpoints": len(hashes), "streams": len(state)})
+    else:
+        click.echo(h)

@@ -1,0 +1,62 @@
+"""The optional config file (design.md, "Config"): `$EVENTLOG_CONFIG`, else `<root>/config.toml`.
+
+Every key has an environment twin that wins over the file. Keys this module knows:
+- `retention_days` (int ≥ 1; `$EVENTLOG_RETENTION_DAYS`): `eventlog forget --retention` erases days older than this.
+Keys it does not know are left for the modules that use them.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import EventlogError
+
+KEYS: dict[str, str] = {"retention_days": "EVENTLOG_RETENTION_DAYS"}
+
+
+@dataclass
+class Config:
+    path: Path
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)  # key → "$ENV" or the file path
+
+    def get(self, key: str) -> Any:
+        return self.values.get(key)
+
+
+def config_path(root: Path, env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    return Path(env["EVENTLOG_CONFIG"]).expanduser() if env.get("EVENTLOG_CONFIG") else root / "config.toml"
+
+
+def _check(key: str, value: Any, where: str) -> Any:
+    if key == "retention_days":
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise EventlogError(f"{where}: retention_days must be a whole number of days ≥ 1, not {value!r}")
+    return value
+
+
+def load_config(root: Path, env: dict[str, str] | None = None) -> Config:
+    """Read the config file (if any) and the environment twins. Never creates anything."""
+    env = os.environ if env is None else env
+    path = config_path(root, env)
+    cfg = Config(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        data = {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise EventlogError(f"{path}: not valid TOML ({exc})") from None
+    for key, var in KEYS.items():
+        if env.get(var):
+            cfg.values[key] = _check(key, env[var], f"${var}")
+            cfg.sources[key] = f"${var}"
+        elif key in data:
+            cfg.values[key] = _check(key, data[key], str(path))
+            cfg.sources[key] = str(path)
+    return cfg

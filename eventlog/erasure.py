@@ -1,0 +1,78 @@
+"""Derived stores that must forget what the log forgets: one registry, called by `eventlog forget`.
+
+A derived store (the Parquet units and their vocabularies today; a search index under `index/` tomorrow) registers a
+function that, given what was erased, deletes whatever it derived from those files and rebuilds it from the (now
+erased) log. It must not leave content behind even if the rebuild fails: delete first, rebuild second.
+
+    from eventlog.erasure import register_derived
+
+    @register_derived("index")
+    def _forget_index(root: Path, scope: ErasedScope) -> dict[str, int]:
+        ...  # delete/rebuild index/ entries of scope.files; return counts for the log:erased event
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .compact import PARQUET_DIR
+
+
+@dataclass(frozen=True)
+class ErasedScope:
+    """What `forget` erased: the day files it rewrote (relpaths) and the ids of the events it erased."""
+
+    files: frozenset[str]
+    event_ids: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def months(self) -> set[str]:
+        """yyyy-mm of every erased day file."""
+        return {f"{p[4]}-{p[5]}" for p in (rel.split("/") for rel in self.files) if len(p) == 7}
+
+
+DerivedEraser = Callable[[Path, ErasedScope], dict[str, int]]
+_DERIVED: dict[str, DerivedEraser] = {}
+
+
+def register_derived(name: str) -> Callable[[DerivedEraser], DerivedEraser]:
+    def deco(fn: DerivedEraser) -> DerivedEraser:
+        _DERIVED[name] = fn
+        return fn
+
+    return deco
+
+
+def erase_derived(root: Path, scope: ErasedScope) -> dict[str, dict[str, int]]:
+    """Run every registered eraser; name → its counts."""
+    return {name: fn(root, scope) for name, fn in sorted(_DERIVED.items())}
+
+
+@register_derived("parquet")
+def _forget_parquet(root: Path, scope: ErasedScope) -> dict[str, int]:
+    """Delete the units (record, Parquet, vocabulary) of every month with an erased day file, then rebuild them with
+    compact's own builder — the rebuilt copy holds the commitments, not the content."""
+    from .compact import rebuild_months
+
+    d = root / PARQUET_DIR
+    months = sorted(scope.months)
+    deleted = []
+    for name in months:
+        files = [d / f"{name}.json"] + sorted(d.glob(f"{name}.*.parquet")) + sorted(d.glob(f"{name}.*.vocab")) \
+            + sorted(d.glob(f".{name}.*"))  # temporaries of a build that was killed
+        present = [f for f in files if f.exists()]
+        if not present:
+            continue
+        for f in present:  # the record first: a kill from here on leaves no unit, and queries read the JSONL
+            f.unlink(missing_ok=True)
+        deleted.append(name)
+    if deleted:
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    rebuilt = rebuild_months(root, deleted) if deleted else []
+    return {"units_deleted": len(deleted), "units_rebuilt": len(rebuilt)}

@@ -1,0 +1,237 @@
+"""`eventlog forget`: erase the content of a chat (or of everything before a day) everywhere the project keeps it.
+
+- Day files: every line with content is replaced by its commitment form (commitment.py): same chain hash, so the
+  chain, the seals' hashes and every earlier head still verify. One file at a time, under its lock, atomically
+  (temporary file + fsync + rename + directory fsync); a sealed day gets a new seal record (its byte size changed).
+  Torn tails and their `.torn-*` copies, and temporaries of killed runs, hold content too: they are deleted.
+- DLP streams: alerts keep their masked previews (never content); reviews of alerts in scope lose their `note`, and
+  any content field of an alert in scope is erased the same way.
+- Derived stores (Parquet units + vocabularies, any registered later): deleted and rebuilt (erasure.py).
+- A `log:erased` system event records who, why (in `note`, itself erasable), the range and the counts — no content.
+Idempotent: a run killed anywhere leaves a log that verifies, and running the same command again finishes the job.
+"""
+from __future__ import annotations
+
+import getpass
+import os
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from .commitment import erase_line, has_content, is_erased
+from .errors import BadEvent, EventlogError
+from .fsutil import replace_file
+from .layout import LogFile, log_files, parse_relpath, seal_relpath
+from .lock import FileLock
+
+_LEFTOVERS = (".torn-", ".forget-", ".migrate-")
+
+
+@dataclass
+class ForgetPlan:
+    chat: str | None
+    before: date | None
+    files: list[LogFile] = field(default_factory=list)
+    events: int = 0  # lines that still hold content
+
+
+@dataclass
+class ForgetReport:
+    files: int = 0
+    events: int = 0
+    torn_dropped: int = 0
+    leftovers: int = 0
+    resealed: int = 0
+    reviews: int = 0
+    alerts: int = 0
+    derived: dict[str, dict[str, int]] = field(default_factory=dict)
+    event: dict[str, Any] | None = None
+
+
+def _scope_files(root: Path, chat: str | None, before: date | None) -> list[LogFile]:
+    if chat is None and before is None:
+        raise EventlogError("say what to forget: --chat ID, --before WHEN, or both (or --retention)")
+    until = before - timedelta(days=1) if before else None
+    return list(log_files(root, chat, until=until))
+
+
+def _live(line: bytes) -> bool:
+    """A line that still holds content (live v2 with a salt, or v1 with content)."""
+    if b'"salt":"' not in line and b'"v":1' not in line:
+        return False
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(obj, dict) and has_content(obj) and not is_erased(obj)
+
+
+def plan(root: Path, chat: str | None = None, before: date | None = None) -> ForgetPlan:
+    """What `forget` would erase. Raises if a file in scope still holds v1 content (migrate first)."""
+    p = ForgetPlan(chat, before, _scope_files(root, chat, before))
+    from .dlp.alerts import ALERTS, REVIEWS
+
+    for rel in (ALERTS, REVIEWS):
+        if (root / rel).is_file():
+            with open(root / rel, "rb") as f:
+                for n, line in enumerate(f, 1):
+                    line = line.rstrip(b"\n")
+                    if b'"salt":"' not in line and _live(line):
+                        raise EventlogError(f"{rel}:{n}: a v1 line with content — run `eventlog migrate` first")
+    for lf in p.files:
+        with open(lf.path, "rb") as f:
+            for n, line in enumerate(f, 1):
+                line = line.rstrip(b"\n")
+                if _live(line):
+                    if b'"salt":"' not in line:
+                        raise EventlogError(f"{lf.relpath}:{n}: a v1 line; its chain covers the plaintext, so it "
+                                            "cannot be erased — run `eventlog migrate` first")
+                    p.events += 1
+    return p
+
+
+def _erase_bytes(data: bytes, rel: str) -> tuple[bytes, int, list[str], int]:
+    """(erased file bytes without any torn tail, lines erased, their ids, torn bytes dropped)."""
+    end = data.rfind(b"\n") + 1
+    out, ids, n = [], [], 0
+    for i, line in enumerate(data[:end].split(b"\n")[:-1], 1):
+        try:
+            new = erase_line(line)
+        except (BadEvent, orjson.JSONDecodeError, TypeError) as exc:
+            if b'"salt":"' in line or not isinstance(exc, orjson.JSONDecodeError):
+                raise EventlogError(f"{rel}:{i}: cannot erase: {exc}") from None
+            new = None  # a damaged line without content stays as it is (verify reports it)
+        if new is not None:
+            n += 1
+            obj = orjson.loads(new)
+            if isinstance(obj.get("id"), str):
+                ids.append(obj["id"])
+        out.append((new if new is not None else line) + b"\n")
+    return b"".join(out), n, ids, len(data) - end
+
+
+def _reseal(log: Any, rel: str) -> bool:
+    """A sealed day rewritten by an erasure: same lines and hashes, other size — record the new size."""
+    from .seal import measure, seal_record, sealed_index
+
+    parsed = parse_relpath(rel)
+    sealed = sealed_index(log.root, parsed[0], parsed[1]).get(rel) if parsed else None
+    if sealed is None:
+        return False
+    lines, size, last, _ = measure(log.root / rel)
+    if not lines or (sealed["bytes"] == size and sealed["lines"] == lines and sealed["last"] == last):
+        return False
+    log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])
+    return True
+
+
+def _erase_file(log: Any, lf: LogFile, report: ForgetReport, ids: set[str]) -> None:
+    with FileLock(f"{lf.path}.lock"):
+        for leftover in lf.path.parent.iterdir():
+            if leftover.name.startswith(lf.path.name) and any(t in leftover.name for t in _LEFTOVERS):
+                leftover.unlink(missing_ok=True)  # moved-aside torn tails and killed runs' temporaries hold content
+                report.leftovers += 1
+        try:
+            data = lf.path.read_bytes()
+        except FileNotFoundError:
+            return
+        new, n, erased_ids, torn = _erase_bytes(data, lf.relpath)
+        if n or torn:
+            replace_file(lf.path, new, "forget")
+            log._tails.pop(lf.relpath, None)
+            report.files += 1
+            report.events += n
+            report.torn_dropped += torn
+            ids.update(erased_ids)
+        if _reseal(log, lf.relpath):  # also finishes a run killed between the rename and the reseal
+            report.resealed += 1
+
+
+def _in_scope(obj: dict[str, Any], chat: str | None, before: date | None) -> bool:
+    if chat is not None and str(obj.get("chat_id")) != chat:
+        return False
+    ts = obj.get("event_ts") or obj.get("ts")
+    return before is None or (isinstance(ts, str) and ts[:10] < before.isoformat())
+
+
+def _erase_dlp(log: Any, root: Path, chat: str | None, before: date | None, ids: set[str],
+               report: ForgetReport) -> None:
+    """Alerts in scope (their chat/day, or pointing at an erased event) lose any content field; reviews of them lose
+    their note. Masked previews, rules and fingerprints stay: they are what an audit needs and never content."""
+    from .dlp.alerts import ALERTS, REVIEWS
+
+    alert_ids: set[str] = set()
+    for rel, kind in ((ALERTS, "alert"), (REVIEWS, "review")):
+        path = root / rel
+        if not path.is_file():
+            continue
+        with FileLock(f"{path}.lock"):
+            data = path.read_bytes()
+            end = data.rfind(b"\n") + 1
+            out, n = [], 0
+            for line in data[:end].split(b"\n")[:-1]:
+                try:
+                    obj = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    out.append(line + b"\n")
+                    continue
+                hit = isinstance(obj, dict) and (
+                    (kind == "alert" and (_in_scope(obj, chat, before) or obj.get("log_event") in ids))
+                    or (kind == "review" and obj.get("alert") in alert_ids))
+                if hit and kind == "alert" and isinstance(obj.get("id"), str):
+                    alert_ids.add(obj["id"])
+                new = erase_line(line) if hit and _live(line) else None
+                if new is not None:
+                    n += 1
+                out.append((new if new is not None else line) + b"\n")
+            if n or end != len(data):
+                replace_file(path, b"".join(out), "forget")
+                log._tails.pop(rel, None)
+            if kind == "alert":
+                report.alerts += n
+            else:
+                report.reviews += n
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def operator() -> str:
+    try:
+        return os.environ.get("EVENTLOG_OPERATOR") or getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def forget(root: Path, *, chat: str | None = None, before: date | None = None, reason: str,
+           by: str | None = None, progress: Callable[[str], None] | None = None) -> ForgetReport:
+    from .erasure import ErasedScope, erase_derived
+    from .head import checkpoint
+    from .writer import EventLog
+
+    if not reason.strip():
+        raise EventlogError("--reason must say why (it is recorded in the log:erased event)")
+    p = plan(root, chat, before)  # refuses before touching anything if v1 content is in scope
+    log = EventLog(root)
+    report = ForgetReport()
+    ids: set[str] = set()
+    for lf in p.files:
+        if progress:
+            progress(lf.relpath)
+        _erase_file(log, lf, report, ids)
+    _erase_dlp(log, root, chat, before, ids, report)
+    report.derived = erase_derived(root, ErasedScope(frozenset(lf.relpath for lf in p.files), frozenset(ids)))
+    report.event = log.append({
+        "event": "log:erased", "channel": "system", "chat_id": "eventlog", "ts": _now(),
+        "note": reason, "from": {"operator": by or operator()},
+        "scope": {"chat": chat, "before": before.isoformat() if before else None},
+        "files": report.files, "events": report.events, "torn_bytes_dropped": report.torn_dropped,
+        "leftovers_deleted": report.leftovers, "resealed": report.resealed, "alerts": report.alerts,
+        "reviews": report.reviews, "derived": report.derived,
+    })
+    checkpoint(log)
+    return report
