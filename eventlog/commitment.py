@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from typing import Any
 
 import orjson
@@ -21,7 +22,7 @@ from .errors import BadEvent
 
 # Top-level fields that hold what people wrote or who they are (the agreement between the branches, BRIEF.md).
 CONTENT_FIELDS = ("args", "forward", "from", "media", "note", "payload", "raw", "text", "title")
-_CONTENT = frozenset(CONTENT_FIELDS)
+CONTENT = _CONTENT = frozenset(CONTENT_FIELDS)
 _KEY_PREFIX = {k: k.encode() + b"\x00" for k in CONTENT_FIELDS}
 SALT_RE = re.compile(r"[0-9a-f]{32}")
 COMMIT_RE = re.compile(r"[0-9a-f]{64}")
@@ -29,8 +30,21 @@ _OPTS = orjson.OPT_SORT_KEYS
 _sha256 = hashlib.sha256
 
 
+_pool = b""
+_pool_pos = 0
+_pool_pid = -1
+_pool_lock = threading.Lock()
+
+
 def new_salt() -> str:
-    return os.urandom(16).hex()
+    """16 random bytes as hex, from a per-process pool of os.urandom (one syscall per 256 salts). The pool is
+    dropped after a fork: parent and child must never hand out the same salt."""
+    global _pool, _pool_pos, _pool_pid
+    with _pool_lock:
+        if _pool_pos >= len(_pool) or _pool_pid != os.getpid():
+            _pool, _pool_pos, _pool_pid = os.urandom(16 * 256).hex(), 0, os.getpid()
+        _pool_pos += 32
+        return _pool[_pool_pos - 32:_pool_pos]
 
 
 def commit_value(salt: bytes, key: str, value: Any) -> str:

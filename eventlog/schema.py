@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .commitment import CONTENT_FIELDS, SALT_RE, commit_value, new_salt
+from .commitment import CONTENT, SALT_RE, commit_value, new_salt
 from .errors import BadEvent
 
 VERSION = 2
@@ -158,14 +158,12 @@ def prepare(event: Any) -> dict[str, Any]:
         raise BadEvent(f"unsupported event version v={out.get('v')!r} (this writer writes v{VERSION})")
     out["v"] = VERSION
     salt = out.pop("salt", None)
-    for k in CONTENT_FIELDS:
-        if k in out:  # content present: the line keeps a salt (a valid given one is kept, like an id)
-            if salt is None:
-                salt = new_salt()
-            elif not isinstance(salt, str) or not SALT_RE.fullmatch(salt):
-                raise BadEvent("salt must be 32 lowercase hex characters")
-            out["salt"] = salt
-            break
+    if not CONTENT.isdisjoint(out):  # content present: the line keeps a salt (a valid given one is kept, like an id)
+        if salt is None:
+            salt = new_salt()
+        elif not isinstance(salt, str) or not SALT_RE.fullmatch(salt):
+            raise BadEvent("salt must be 32 lowercase hex characters")
+        out["salt"] = salt
     kind = out["event"]
     if not isinstance(kind, str) or kind not in _ok_kinds:
         if not isinstance(kind, str) or not EVENT_RE.fullmatch(kind):
@@ -202,10 +200,10 @@ def encode_forms(event: dict[str, Any], prev: str) -> tuple[bytes, bytes | None]
     if salt is None:
         return line, None
     sb = bytes.fromhex(salt)
-    form = {k: v for k, v in event.items() if k != "salt"}
-    for k in CONTENT_FIELDS:
-        if k in form:
-            form[k] = {"c": commit_value(sb, k, form[k])}
+    form = event.copy()
+    del form["salt"]
+    for k in CONTENT.intersection(form):
+        form[k] = {"c": commit_value(sb, k, form[k])}
     return line, orjson.dumps(form, option=_OPTS)
 
 
