@@ -205,3 +205,34 @@ def test_both_sides_resolve_the_log_root_the_same_way(tmp_path: Path, env: dict[
                         env=full, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert js.returncode == 0 and py.returncode == 0, js.stderr + py.stderr
     assert js.stdout.strip() == py.stdout.strip()
+
+
+def test_js_written_log_has_a_head_python_verifies_and_can_forget(tmp_path: Path) -> None:
+    """The JS writer's auto-seals write checkpoints; Python's head/verify --head/forget work on what it wrote, and the
+    JS writer keeps appending to the erased, resealed day afterwards."""
+    from click.testing import CliRunner
+
+    from eventlog.cli.main import cli
+    from eventlog.head import current_head, verify_head
+
+    root = tmp_path / "root"
+    src = tmp_path / "events.jsonl"
+    evs = [{"event": "message:received", "channel": "telegram", "chat_id": "42", "ts": f"2026-11-{d}T10:00:00Z",
+            "text": f"zebracanary {d}", "from": {"id": 1, "username": "canaryuser"}} for d in ("28", "29", "30")]
+    src.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in evs))
+    p = run_node(tmp_path, str(root), "always", "file", str(src), "x")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    h0 = current_head(root)
+    assert h0 and verify_head(root, h0) == []
+    r = CliRunner().invoke(cli, ["forget", "--chat", "42", "--reason", "test", "--yes", "--root", str(root)],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert not [f for f in root.rglob("*") if f.is_file() and b"canary" in f.read_bytes()]
+    late = tmp_path / "late.jsonl"
+    late.write_bytes(orjson.dumps({**evs[0], "text": "late", "from": None}) + b"\n")
+    p = run_node(tmp_path, str(root), "always", "file", str(late), "x")  # into the erased, resealed 28th
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    r = CliRunner().invoke(cli, ["verify", "--head", h0, "--root", str(root)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { nowTs, parseRelpath } from "./writer-format.mjs";
 import { chainHash } from "./writer-commit.mjs";
 import { DamagedLog, readLastLine, withFileLock } from "./writer-io.mjs";
+import { checkpoint } from "./writer-head.mjs";
 
 export async function sealedIndex(log, channel, chatId) {
   const path = join(log.root, "seals", channel, `${chatId}.jsonl`);
@@ -93,10 +94,12 @@ export async function sealBefore(log, channel, chatId, day) {
     const p = parseRelpath(rel);
     if (p && (since === null || p.day > since)) since = p.day;
   }
+  let sealed = false;
   for (const rel of await dayFiles(log, channel, chatId)) {
     const d = parseRelpath(rel).day;
-    if (d < day && (since === null || d > since) && !index.has(rel)) await sealFile(log, rel);
+    if (d < day && (since === null || d > since) && !index.has(rel)) sealed = (await sealFile(log, rel)) || sealed;
   }
+  if (sealed) await checkpoint(log); // every seal moves the head (docs/log-format.md, Head)
 }
 
 async function dayFiles(log, channel, chatId) {
@@ -117,17 +120,18 @@ async function dayFiles(log, channel, chatId) {
 async function sealFile(log, rel) {
   const path = join(log.root, rel);
   const p = parseRelpath(rel);
-  await withFileLock(path + ".lock", async () => {
+  return withFileLock(path + ".lock", async () => {
     let fh;
-    try { fh = await open(path, C.O_RDONLY); } catch (e) { if (e.code === "ENOENT") return; throw e; }
+    try { fh = await open(path, C.O_RDONLY); } catch (e) { if (e.code === "ENOENT") return false; throw e; }
     try {
       const { lines, size, torn } = await measure(fh);
-      if (torn || lines === 0) return; // a torn tail is sealed after the next append repairs it
+      if (torn || lines === 0) return false; // a torn tail is sealed after the next append repairs it
       const [last] = await readLastLine(fh, size);
       const lastHash = chainHash(last);
       const cur = (await sealedIndex(log, p.channel, p.chatId)).get(rel);
-      if (cur && cur.lines === lines && cur.bytes === size && cur.last === lastHash) return;
+      if (cur && cur.lines === lines && cur.bytes === size && cur.last === lastHash) return false;
       await log.appendStream(`seals/${p.channel}/${p.chatId}.jsonl`, sealRecord(rel, lines, size, lastHash));
+      return true;
     } finally {
       await fh.close();
     }

@@ -32,6 +32,7 @@ import {
 import { chainHash, encodeForms } from "./writer-commit.mjs";
 import { openFd, readLastLine, withFileLock, writeAll } from "./writer-io.mjs";
 import { checkAgainstSeal, sealBefore, sealRecord, sealedRecord } from "./writer-seal.mjs";
+import { checkpoint } from "./writer-head.mjs";
 
 export { BadEvent, EventlogError } from "./writer-format.mjs";
 export { DamagedLog, LockTimeout, withFileLock } from "./writer-io.mjs";
@@ -64,6 +65,7 @@ class EventLog {
     this.sealCache = new Map();
     this.handles = new Map(); // relpath → {fh, ino}, most recently used last
     this.knownDirs = new Set(); // directories seen to exist: no stat per append
+    this.resealed = false; // a sealed day was resealed: checkpoint after the lock is released
   }
 
   /** Append one event to its chat/day file → Promise of the stored event. */
@@ -203,6 +205,11 @@ class EventLog {
       created = await this.ensureDirs(rel);
       created = (await this.writeLocked(rel, path, items)) || created;
     }
+    if (this.resealed) {
+      // a sealed day was extended and resealed: move the head (failures are reported, the events are durable)
+      this.resealed = false;
+      await checkpoint(this).catch((err) => this.warn(`openclaw-eventlog: checkpoint failed: ${err?.message ?? err}`));
+    }
     if (created && this.autoseal && rel.startsWith("raw/")) {
       const p = parseRelpath(rel);
       // The events are durable by now: a failed auto-seal must not turn their append into an error (the tap would
@@ -252,6 +259,7 @@ class EventLog {
           const p = parseRelpath(rel);
           await this.appendStream(`seals/${p.channel}/${p.chatId}.jsonl`,
             sealRecord(rel, sealed.lines + lines.length, st.size + data.length, prev));
+          this.resealed = true;
         }
       } catch (err) {
         this.tails.delete(rel);

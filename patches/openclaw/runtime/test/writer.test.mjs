@@ -238,6 +238,14 @@ test("seals: a new day seals the earlier day; appending to a sealed day extends 
     await log.append(ev({ ts: "2026-11-29T12:00:00Z", text: "late" })); // lands in the sealed day: seal extended
     const seals2 = readLines(join(root, "seals/telegram/42.jsonl")).map((l) => JSON.parse(l));
     assert.deepEqual([seals2.length, seals2[1].lines, seals2[1].last], [2, 3, chainOk(root, day1)]);
+    // every seal appended a checkpoint naming the seal stream's new state (the head moves)
+    const cps = readLines(join(root, "seals/checkpoints.jsonl")).map((l) => JSON.parse(l));
+    const sealLines = readLines(join(root, "seals/telegram/42.jsonl"));
+    assert.equal(cps.length, 2);
+    assert.deepEqual(cps[1].streams["seals/telegram/42.jsonl"], { lines: 2,
+      bytes: sealLines.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0), last: chainHash(sealLines[1]) });
+    assert.equal(cps[0].streams["seals/telegram/42.jsonl"].lines, 1);
+    chainOk(root, "seals/checkpoints.jsonl");
     appendFileSync(join(root, day1), readLines(join(root, day1))[0] + "\n"); // damage: a duplicated line
     await assert.rejects(log.append(ev({ ts: "2026-11-29T13:00:00Z" })), DamagedLog);
   });
