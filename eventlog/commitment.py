@@ -82,8 +82,8 @@ def chain_hash(line: bytes, obj: dict[str, Any] | None = None) -> str:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             return _sha256(line).hexdigest()
-    if not isinstance(obj, dict) or "salt" not in obj:
-        return _sha256(line).hexdigest()
+    if not isinstance(obj, dict) or "salt" not in obj or obj.get("v") != 2:
+        return _sha256(line).hexdigest()  # (a v1 line is its own form, even with a field called "salt")
     try:
         form = commitment_form(obj)
     except BadEvent:

@@ -59,7 +59,7 @@ def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
         if not isinstance(obj, dict):
             obj = None
         hashes.append(chain_hash(line, obj))
-        if obj is not None and "salt" in obj and schema.encode(obj) != line:
+        if obj is not None and "salt" in obj and obj.get("v") == 2 and schema.encode(obj) != line:
             # the chain covers the commitment form; the bytes of a live line must be its canonical encoding
             damage(n, "line is not in canonical form (edited by hand)")
         objs.append(obj)

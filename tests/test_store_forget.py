@@ -248,3 +248,26 @@ def test_migrate_v1_root_then_forget(tmp_path: Path):
     assert run("verify", "--root", str(root)).exit_code == 0
     assert (root / "migrations/v2.jsonl").is_file()
     assert os.stat(root / "migrations/v2.jsonl").st_mode & 0o077 == 0
+
+
+def test_readme_store_examples_for_head_forget_migrate_run(planted: Path, monkeypatch):
+    """The README's store block: its head / verify --head / forget / migrate lines run as written."""
+    import shlex
+
+    from store_support import REPO
+
+    text = (REPO / "README.md").read_text()
+    block = text.split("## The store", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [ln.split("  #")[0].strip() for ln in block.splitlines()
+             if ln.startswith(("eventlog head", "eventlog verify --head", "eventlog forget", "eventlog migrate"))]
+    assert len(lines) == 5
+    monkeypatch.setenv("EVENTLOG_RETENTION_DAYS", "400")
+    head = None
+    for line in lines:
+        argv = shlex.split(line)[1:]
+        if "--head" in argv:
+            argv[argv.index("--head") + 1] = head
+        r = run(*argv, "--root", str(planted))
+        assert r.exit_code == 0, (line, r.output)
+        if argv == ["head"]:
+            head = r.output.strip()

@@ -70,7 +70,8 @@ export function chainHash(line) {
   const s = buf ? buf.toString("utf8") : line;
   const ms = members(s);
   const saltM = ms?.find((m) => m[0] === '"salt"');
-  if (!saltM) return sha256hex(line);
+  const vM = ms?.find((m) => m[0] === '"v"');
+  if (!saltM || !vM || s.slice(vM[1], vM[2]) !== "2") return sha256hex(line); // v1: its own form, even with a "salt"
   const saltText = s.slice(saltM[1], saltM[2]);
   if (!/^"[0-9a-f]{32}"$/.test(saltText)) return sha256hex(line);
   const salt = Buffer.from(saltText.slice(1, -1), "hex");
