@@ -46,6 +46,8 @@ def locations(root: Path) -> list[tuple[str, Path]]:
     return [
         ("raw", root / RAW),
         ("seals", root / "seals"),
+        ("checkpoints", root / "seals" / "checkpoints.jsonl"),  # the head (eventlog head)
+        ("migrations", root / "migrations"),  # records of eventlog migrate
         ("dlp-alerts", root / "dlp" / "alerts.jsonl"),
         ("dlp-reviews", root / "dlp" / "reviews.jsonl"),
         ("dlp-key", root / "dlp" / "key"),

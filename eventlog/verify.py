@@ -175,6 +175,13 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
                 if name.endswith(".jsonl"):
                     report.files += 1
                     report.lines += len(_verify_chain(dlp / name, f"dlp/{name}", record, None)[0])
+        from .head import CHECKPOINTS
+        from .migrate import MIGRATIONS
+
+        for rel in (CHECKPOINTS, MIGRATIONS):  # chained streams of their own
+            if (root / rel).is_file():
+                report.files += 1
+                report.lines += len(_verify_chain(root / rel, rel, record, None)[0])
     return report
 
 

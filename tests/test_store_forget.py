@@ -189,7 +189,10 @@ def test_verify_head_catches_a_truncated_dlp_stream_and_a_replaced_checkpoint_fi
     rv.write_bytes(b"")
     r = run("verify", "--head", h, "--root", str(planted))
     assert r.exit_code == 2 and "dlp/reviews.jsonl" in r.output
-    (planted / "seals/checkpoints.jsonl").write_bytes(b"")
+    cp = planted / "seals/checkpoints.jsonl"
+    cp.write_bytes(cp.read_bytes().replace(b'"lines":', b'"lines":1', 1))  # an edited checkpoint: plain verify sees it
+    assert "seals/checkpoints.jsonl:1:" in run("verify", "--root", str(planted)).output
+    cp.write_bytes(b"")
     r = run("verify", "--head", h, "--root", str(planted))
     assert r.exit_code == 2 and "not in the checkpoint file" in r.output
     assert run("verify", "--head", "nothex", "--root", str(planted)).exit_code == 2

@@ -4,7 +4,9 @@
 // The chain hash of a line is SHA-256 of its commitment form, so erasing a line (writing its commitment form in its
 // place) keeps the chain. A line without a salt (v1, no content, erased) is its own commitment form.
 import { createHash } from "node:crypto";
-import { CONTENT_FIELDS, SALT_RE, encode, encodeWithPrev, sha256hex } from "./writer-format.mjs";
+import {
+  BadEvent, CONTENT_FIELDS, MAX_LINE, SALT_RE, compareCodePoints, encode, encodeWithPrev, sha256hex,
+} from "./writer-format.mjs";
 
 export { CONTENT_FIELDS } from "./writer-format.mjs";
 const CONTENT = new Set(CONTENT_FIELDS);
@@ -14,17 +16,28 @@ function commit(salt, key, valueText) {
   return createHash("sha256").update(salt).update(key, "utf8").update(ZERO).update(valueText, "utf8").digest("hex");
 }
 
-/** [line, commitment form or null when the line is its own] of a prepared event with its chain field. */
+/** [line, commitment form or null when the line is its own] of a prepared event with its chain field. One encoding
+ * pass: each top-level member is encoded once and used by both (the form differs only in its content members). */
 export function encodeForms(event, prev) {
-  const line = encodeWithPrev(event, prev);
-  if (event.salt === undefined) return [line, null];
+  if (event.salt === undefined) return [encodeWithPrev(event, prev), null];
+  event.prev = prev;
   const salt = Buffer.from(event.salt, "hex");
-  const form = {};
-  for (const k of Object.keys(event)) {
+  const keys = Object.keys(event).filter((k) => event[k] !== undefined && typeof event[k] !== "function"
+    && typeof event[k] !== "symbol").sort(compareCodePoints); // as encode() does for any object
+  const line = [];
+  const form = [];
+  for (const k of keys) {
+    if (!k.isWellFormed()) throw new BadEvent("event cannot be encoded: a key contains a lone surrogate");
+    const name = JSON.stringify(k);
+    const member = name + ":" + encode(event[k]);
+    line.push(member);
     if (k === "salt") continue;
-    form[k] = CONTENT.has(k) && event[k] !== undefined ? { c: commit(salt, k, encode(event[k])) } : event[k];
+    form.push(CONTENT.has(k) ? `${name}:{"c":"${commit(salt, k, member.slice(name.length + 1))}"}` : member);
   }
-  return [line, encode(form)];
+  const text = "{" + line.join(",") + "}";
+  const size = Buffer.byteLength(text, "utf8");
+  if (size > MAX_LINE) throw new BadEvent(`event is ${size} bytes; the limit is ${MAX_LINE}`);
+  return [text, "{" + form.join(",") + "}"];
 }
 
 /** Top-level members of a canonical JSON object line: [rawKey, valueStart, valueEnd] (string indices). */

@@ -288,3 +288,21 @@ test("a chat directory deleted while the writer runs is made again (cached handl
     chainOk(root, rel); // a new file starts from the genesis again
     await log.close();
   });
+
+test("seals: malformed seal records are ignored (the last well-formed one applies), never a crash", async () => {
+  const root = tmp();
+  const log = await openEventLog({ root, fsync: "never" });
+  await log.append(ev({ ts: "2026-11-29T10:00:00Z", text: "a" }));
+  await log.append(ev({ ts: "2026-11-30T10:00:00Z", text: "b" })); // seals the 29th
+  const day1 = "raw/telegram/chats/42/2026/11/29.jsonl";
+  for (const bad of [{ file: day1, lines: 1, last: "0".repeat(64) }, { file: day1, lines: "x", bytes: 1, last: "zz" },
+    { file: 5, lines: 1, bytes: 1, last: "0".repeat(64) }]) {
+    await log.appendStream("seals/telegram/42.jsonl", { event: "seal:file", channel: "telegram", chat_id: "42",
+      ts: "2026-11-30T11:00:00Z", ...bad });
+  }
+  const stored = await log.append(ev({ ts: "2026-11-29T12:00:00Z", text: "late" })); // checks the well-formed seal
+  assert.equal(stored.prev, chainHash(readLines(join(root, day1))[0]));
+  chainOk(root, day1);
+  const seals = readLines(join(root, "seals/telegram/42.jsonl")).map((l) => JSON.parse(l));
+  assert.deepEqual([seals.at(-1).file, seals.at(-1).lines], [day1, 2]);
+});
