@@ -22,15 +22,18 @@ from .compact import PARQUET_DIR
 
 @dataclass(frozen=True)
 class ErasedScope:
-    """What `forget` erased: the day files it rewrote (relpaths) and the ids of the events it erased."""
+    """What `forget` did: the day files it rewrote in this run (`changed`), every day file of the request (`files`,
+    already erased ones included — a run killed before this step leaves them for the next run) and the ids of the
+    events erased. An eraser must handle `changed`, and whatever of `files` it still derives from content."""
 
-    files: frozenset[str]
+    changed: frozenset[str]
+    files: frozenset[str] = field(default_factory=frozenset)
     event_ids: frozenset[str] = field(default_factory=frozenset)
 
-    @property
-    def months(self) -> set[str]:
-        """yyyy-mm of every erased day file."""
-        return {f"{p[4]}-{p[5]}" for p in (rel.split("/") for rel in self.files) if len(p) == 7}
+
+def months_of(rels: frozenset[str]) -> set[str]:
+    """yyyy-mm of day file relpaths."""
+    return {f"{p[4]}-{p[5]}" for p in (rel.split("/") for rel in rels) if len(p) == 7}
 
 
 DerivedEraser = Callable[[Path, ErasedScope], dict[str, int]]
@@ -52,14 +55,26 @@ def erase_derived(root: Path, scope: ErasedScope) -> dict[str, dict[str, int]]:
 
 @register_derived("parquet")
 def _forget_parquet(root: Path, scope: ErasedScope) -> dict[str, int]:
-    """Delete the units (record, Parquet, vocabulary) of every month with an erased day file, then rebuild them with
-    compact's own builder — the rebuilt copy holds the commitments, not the content."""
-    from .compact import rebuild_months
+    """Delete the units (record, Parquet, vocabulary) of every month with a day file erased now — or erased earlier
+    but still newer than its unit (the unit records each source's size) — then rebuild them with compact's own
+    builder: the rebuilt copy holds the commitments, not the content."""
+    from .compact import load_units, rebuild_months
 
     d = root / PARQUET_DIR
-    months = sorted(scope.months)
+    months = months_of(scope.changed)
+    in_scope = months_of(scope.files)
+    for unit in load_units(root):
+        if unit.name in in_scope and unit.name not in months:
+            for rel in scope.files & set(unit.sources):
+                try:
+                    size = os.stat(root / rel).st_size
+                except FileNotFoundError:
+                    size = -1
+                if size != unit.sources[rel]:
+                    months.add(unit.name)
+                    break
     deleted = []
-    for name in months:
+    for name in sorted(months):
         files = [d / f"{name}.json"] + sorted(d.glob(f"{name}.*.parquet")) + sorted(d.glob(f"{name}.*.vocab")) \
             + sorted(d.glob(f".{name}.*"))  # temporaries of a build that was killed
         present = [f for f in files if f.exists()]

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import orjson
 
@@ -36,6 +36,9 @@ class ForgetPlan:
     before: date | None
     files: list[LogFile] = field(default_factory=list)
     events: int = 0  # lines that still hold content
+    ids: set[str] = field(default_factory=set)  # their ids
+    alerts: int = 0  # DLP alerts in scope with content (rare: alerts carry masked previews)
+    reviews: int = 0  # reviews of alerts in scope with content (their notes)
 
 
 @dataclass
@@ -58,45 +61,52 @@ def _scope_files(root: Path, chat: str | None, before: date | None) -> list[LogF
     return list(log_files(root, chat, until=until))
 
 
-def _live(line: bytes) -> bool:
-    """A line that still holds content (live v2 with a salt, or v1 with content)."""
+def _live(line: bytes) -> dict[str, Any] | None:
+    """The parsed line if it still holds content (a live v2 line with a salt, or a v1 line with content)."""
     if b'"salt":"' not in line and b'"v":1' not in line:
-        return False
+        return None
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError:
-        return False
-    return isinstance(obj, dict) and has_content(obj) and not is_erased(obj)
+        return None
+    return obj if isinstance(obj, dict) and has_content(obj) and not is_erased(obj) else None
+
+
+def _live_ids(path: Path, rel: str) -> Iterator[str | None]:
+    """The id of every line of `path` that still holds content; raises for v1 content (migrate first)."""
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            obj = _live(line.rstrip(b"\n"))
+            if obj is None:
+                continue
+            if obj.get("v") == 1:
+                raise EventlogError(f"{rel}:{n}: a v1 line; its chain covers the plaintext, so it cannot be erased "
+                                    "— run `eventlog migrate` first")
+            yield obj.get("id") if isinstance(obj.get("id"), str) else None
 
 
 def plan(root: Path, chat: str | None = None, before: date | None = None) -> ForgetPlan:
-    """What `forget` would erase. Raises if a file in scope still holds v1 content (migrate first)."""
-    p = ForgetPlan(chat, before, _scope_files(root, chat, before))
+    """What `forget` would erase (nothing is changed). Raises if v1 content is in the way (migrate first)."""
     from .dlp.alerts import ALERTS, REVIEWS
 
+    p = ForgetPlan(chat, before, _scope_files(root, chat, before))
     for rel in (ALERTS, REVIEWS):
         if (root / rel).is_file():
-            with open(root / rel, "rb") as f:
-                for n, line in enumerate(f, 1):
-                    line = line.rstrip(b"\n")
-                    if b'"salt":"' not in line and _live(line):
-                        raise EventlogError(f"{rel}:{n}: a v1 line with content — run `eventlog migrate` first")
+            for _ in _live_ids(root / rel, rel):
+                pass
     for lf in p.files:
-        with open(lf.path, "rb") as f:
-            for n, line in enumerate(f, 1):
-                line = line.rstrip(b"\n")
-                if _live(line):
-                    if b'"salt":"' not in line:
-                        raise EventlogError(f"{lf.relpath}:{n}: a v1 line; its chain covers the plaintext, so it "
-                                            "cannot be erased — run `eventlog migrate` first")
-                    p.events += 1
+        for eid in _live_ids(lf.path, lf.relpath):
+            p.events += 1
+            if eid:
+                p.ids.add(eid)
+    p.alerts, p.reviews = _erase_dlp(None, root, chat, before, p.ids, dry_run=True)
     return p
 
 
-def _erase_bytes(data: bytes, rel: str) -> tuple[bytes, int, list[str], int]:
-    """(erased file bytes without any torn tail, lines erased, their ids, torn bytes dropped)."""
+def _erase_bytes(data: bytes, rel: str) -> tuple[bytes, int, int]:
+    """(erased file bytes without any torn tail, lines erased, torn bytes dropped)."""
     end = data.rfind(b"\n") + 1
-    out, ids, n = [], [], 0
+    out, n = [], 0
     for i, line in enumerate(data[:end].split(b"\n")[:-1], 1):
         try:
             new = erase_line(line)
@@ -104,13 +114,9 @@ def _erase_bytes(data: bytes, rel: str) -> tuple[bytes, int, list[str], int]:
             if b'"salt":"' in line or not isinstance(exc, orjson.JSONDecodeError):
                 raise EventlogError(f"{rel}:{i}: cannot erase: {exc}") from None
             new = None  # a damaged line without content stays as it is (verify reports it)
-        if new is not None:
-            n += 1
-            obj = orjson.loads(new)
-            if isinstance(obj.get("id"), str):
-                ids.append(obj["id"])
+        n += new is not None
         out.append((new if new is not None else line) + b"\n")
-    return b"".join(out), n, ids, len(data) - end
+    return b"".join(out), n, len(data) - end
 
 
 def _reseal(log: Any, rel: str) -> bool:
@@ -128,7 +134,9 @@ def _reseal(log: Any, rel: str) -> bool:
     return True
 
 
-def _erase_file(log: Any, lf: LogFile, report: ForgetReport, ids: set[str]) -> None:
+def _erase_file(log: Any, lf: LogFile, report: ForgetReport) -> bool:
+    """Erase one day file in place (atomically, under its lock). True if its bytes changed."""
+    changed = False
     with FileLock(f"{lf.path}.lock"):
         for leftover in lf.path.parent.iterdir():
             if leftover.name.startswith(lf.path.name) and any(t in leftover.name for t in _LEFTOVERS):
@@ -137,17 +145,17 @@ def _erase_file(log: Any, lf: LogFile, report: ForgetReport, ids: set[str]) -> N
         try:
             data = lf.path.read_bytes()
         except FileNotFoundError:
-            return
-        new, n, erased_ids, torn = _erase_bytes(data, lf.relpath)
+            return False
+        new, n, torn = _erase_bytes(data, lf.relpath)
         if n or torn:
             replace_file(lf.path, new, "forget")
             log._tails.pop(lf.relpath, None)
             report.files += 1
-            report.events += n
             report.torn_dropped += torn
-            ids.update(erased_ids)
+            changed = True
         if _reseal(log, lf.relpath):  # also finishes a run killed between the rename and the reseal
             report.resealed += 1
+    return changed
 
 
 def _in_scope(obj: dict[str, Any], chat: str | None, before: date | None) -> bool:
@@ -158,42 +166,40 @@ def _in_scope(obj: dict[str, Any], chat: str | None, before: date | None) -> boo
 
 
 def _erase_dlp(log: Any, root: Path, chat: str | None, before: date | None, ids: set[str],
-               report: ForgetReport) -> None:
+               dry_run: bool = False) -> tuple[int, int]:
     """Alerts in scope (their chat/day, or pointing at an erased event) lose any content field; reviews of them lose
-    their note. Masked previews, rules and fingerprints stay: they are what an audit needs and never content."""
+    their note. Masked previews, rules and fingerprints stay: they are what an audit needs and never content.
+    Returns (alerts, reviews) erased (or, dry, that would be)."""
     from .dlp.alerts import ALERTS, REVIEWS
 
     alert_ids: set[str] = set()
+    counts = []
     for rel, kind in ((ALERTS, "alert"), (REVIEWS, "review")):
         path = root / rel
-        if not path.is_file():
-            continue
-        with FileLock(f"{path}.lock"):
-            data = path.read_bytes()
-            end = data.rfind(b"\n") + 1
-            out, n = [], 0
-            for line in data[:end].split(b"\n")[:-1]:
-                try:
-                    obj = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    out.append(line + b"\n")
-                    continue
-                hit = isinstance(obj, dict) and (
-                    (kind == "alert" and (_in_scope(obj, chat, before) or obj.get("log_event") in ids))
-                    or (kind == "review" and obj.get("alert") in alert_ids))
-                if hit and kind == "alert" and isinstance(obj.get("id"), str):
-                    alert_ids.add(obj["id"])
-                new = erase_line(line) if hit and _live(line) else None
-                if new is not None:
-                    n += 1
-                out.append((new if new is not None else line) + b"\n")
-            if n or end != len(data):
-                replace_file(path, b"".join(out), "forget")
-                log._tails.pop(rel, None)
-            if kind == "alert":
-                report.alerts += n
-            else:
-                report.reviews += n
+        n = 0
+        if path.is_file():
+            with FileLock(f"{path}.lock"):
+                data = path.read_bytes()
+                end = data.rfind(b"\n") + 1
+                out = []
+                for line in data[:end].split(b"\n")[:-1]:
+                    try:
+                        obj = orjson.loads(line)
+                    except orjson.JSONDecodeError:
+                        obj = None
+                    hit = isinstance(obj, dict) and (
+                        (kind == "alert" and (_in_scope(obj, chat, before) or obj.get("log_event") in ids))
+                        or (kind == "review" and obj.get("alert") in alert_ids))
+                    if hit and kind == "alert" and isinstance(obj.get("id"), str):
+                        alert_ids.add(obj["id"])
+                    new = erase_line(line) if hit and _live(line) is not None else None
+                    n += new is not None
+                    out.append((new if new is not None else line) + b"\n")
+                if n and not dry_run:
+                    replace_file(path, b"".join(out) + data[end:], "forget")
+                    log._tails.pop(rel, None)
+        counts.append(n)
+    return counts[0], counts[1]
 
 
 def _now() -> str:
@@ -217,21 +223,24 @@ def forget(root: Path, *, chat: str | None = None, before: date | None = None, r
         raise EventlogError("--reason must say why (it is recorded in the log:erased event)")
     p = plan(root, chat, before)  # refuses before touching anything if v1 content is in scope
     log = EventLog(root)
-    report = ForgetReport()
-    ids: set[str] = set()
+    report = ForgetReport(events=p.events, alerts=p.alerts, reviews=p.reviews)
+    if p.events or p.alerts or p.reviews:
+        # Recorded first, with the planned counts: a run killed half-way has still left its record, and the run that
+        # finishes the job records what was left.
+        report.event = log.append({
+            "event": "log:erased", "channel": "system", "chat_id": "eventlog", "ts": _now(),
+            "note": reason, "from": {"operator": by or operator()},
+            "scope": {"chat": chat, "before": before.isoformat() if before else None},
+            "files": len(p.files), "events": p.events, "alerts": p.alerts, "reviews": p.reviews,
+        })
+    changed: set[str] = set()
     for lf in p.files:
         if progress:
             progress(lf.relpath)
-        _erase_file(log, lf, report, ids)
-    _erase_dlp(log, root, chat, before, ids, report)
-    report.derived = erase_derived(root, ErasedScope(frozenset(lf.relpath for lf in p.files), frozenset(ids)))
-    report.event = log.append({
-        "event": "log:erased", "channel": "system", "chat_id": "eventlog", "ts": _now(),
-        "note": reason, "from": {"operator": by or operator()},
-        "scope": {"chat": chat, "before": before.isoformat() if before else None},
-        "files": report.files, "events": report.events, "torn_bytes_dropped": report.torn_dropped,
-        "leftovers_deleted": report.leftovers, "resealed": report.resealed, "alerts": report.alerts,
-        "reviews": report.reviews, "derived": report.derived,
-    })
+        if _erase_file(log, lf, report):
+            changed.add(lf.relpath)
+    _erase_dlp(log, root, chat, before, p.ids)
+    report.derived = erase_derived(root, ErasedScope(frozenset(changed), frozenset(lf.relpath for lf in p.files),
+                                                     frozenset(p.ids)))
     checkpoint(log)
     return report

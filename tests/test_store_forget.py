@@ -86,8 +86,10 @@ def test_forget_a_chat_leaves_no_byte_of_it_and_everything_verifies(planted: Pat
                     "--root", str(root)).output
     assert other.count('"match"') == 4
 
-    r = run("forget", "--chat", "42", "--reason", "user asked (ticket 7)", "--yes", "--root", str(root))
+    r = run("forget", "--chat", "42", "--reason", "user asked (ticket 7)", "--yes", "--json", "--root", str(root))
     assert r.exit_code == 0, r.output
+    result = json.loads(r.output)
+    assert result["derived"]["parquet"] == {"units_deleted": 2, "units_rebuilt": 2}
 
     for c in CANARIES:
         assert _bytes_under(root, c.encode()) == [], c
@@ -107,7 +109,7 @@ def test_forget_a_chat_leaves_no_byte_of_it_and_everything_verifies(planted: Pat
     assert len(erased) == 1
     e = erased[0]
     assert e["scope"] == {"chat": "42", "before": None} and e["events"] == 8 and e["reviews"] == 1
-    assert e["note"] == "user asked (ticket 7)" and e["derived"]["parquet"]["units_deleted"] == 2
+    assert e["note"] == "user asked (ticket 7)" and e["files"] == 4 and e["from"]["operator"]
     # the units were rebuilt (from the erased lines) and are used again
     assert run("compact", "--check", "--root", str(root)).exit_code == 0
     # the head moved on (new seal records), and the new head verifies too
@@ -116,6 +118,8 @@ def test_forget_a_chat_leaves_no_byte_of_it_and_everything_verifies(planted: Pat
     # running it again is harmless
     again = run("forget", "--chat", "42", "--reason", "again", "--yes", "--json", "--root", str(root))
     assert again.exit_code == 0 and json.loads(again.output)["events"] == 0
+    assert json.loads(again.output)["derived"]["parquet"]["units_deleted"] == 0  # units are already clean
+    assert sum('"log:erased"' in x for p in (root / "raw/system").rglob("*.jsonl") for x in p.read_text().splitlines()) == 1
 
 
 def test_forget_before_and_retention(planted: Path, monkeypatch):
