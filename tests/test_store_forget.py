@@ -278,3 +278,15 @@ def test_readme_store_examples_for_head_forget_migrate_run(planted: Path, monkey
         assert r.exit_code == 0, (line, r.output)
         if argv == ["head"]:
             head = r.output.strip()
+
+
+def test_config_file_errors_are_one_line(planted: Path, monkeypatch, tmp_path: Path):
+    cfg = tmp_path / "elsewhere.toml"
+    cfg.write_text("retention_days = [\n")
+    monkeypatch.setenv("EVENTLOG_CONFIG", str(cfg))
+    r = run("forget", "--retention", "--reason", "x", "--yes", "--root", str(planted))
+    assert r.exit_code == 2 and "not valid TOML" in r.output and "Traceback" not in r.output
+    cfg.write_text('retention_days = "soon"\n')
+    r = run("forget", "--retention", "--reason", "x", "--yes", "--root", str(planted))
+    assert r.exit_code == 2 and "whole number of days" in r.output
+    assert str(cfg) in run("path", "--root", str(planted)).output

@@ -34,8 +34,12 @@ def init(root: Path) -> None:
 @handle_errors
 def path(root: Path, as_json: bool) -> None:
     """Print every location in use (root, log files, seals, DLP streams, key, allowlist, Parquet)."""
+    from ..config import config_path
+
     rows = [("root", root, root_source(click.get_current_context().params.get("root_opt")))]
     rows += [(name, p, "") for name, p in locations(root)]
+    cfg = config_path(root)
+    rows.append(("config", cfg, "$EVENTLOG_CONFIG" if cfg != root / "config.toml" else ""))
     for name, p, note in rows:
         if as_json:
             emit_json({"type": "location", "name": name, "path": str(p), "exists": p.exists(),
