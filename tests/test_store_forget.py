@@ -239,12 +239,23 @@ def test_migrate_v1_root_then_forget(tmp_path: Path):
     (root / rel).write_bytes(b"".join(lines))
     assert run("seal", "--root", str(root), "--through", "2026-11-01").exit_code == 0
     assert run("verify", "--root", str(root)).exit_code == 0
+    # readers take v1 as they always did, and a v2 writer continues a v1 file (a mixed file)
+    EventLog(root, fsync="never").append(ev(chat="42", ts="2026-11-01T11:00:00Z", text="zebracanary v2"))
+    answers = [run(*a, "--root", str(root)).output for a in (("grep", "zebracanary", "--json"),
+               ("sql", "select id, text from messages order by id", "--json"), ("stats", "--json"))]
+    assert answers[0].count('"match"') == 4
+    assert run("verify", "--root", str(root)).exit_code == 0
     r = run("forget", "--chat", "42", "--reason", "x", "--yes", "--root", str(root))
     assert r.exit_code == 2 and "migrate" in r.output
     r = run("migrate", "--json", "--root", str(root))
     assert r.exit_code == 0, r.output
     summary = json.loads(r.output.splitlines()[-1])
     assert summary["files"] == 1 and summary["resealed"] == 1
+    def hits(out: str) -> list:
+        return [(h["file"], h["line"], h["event"]["id"], h["event"]["text"]) for h in map(json.loads, out.splitlines())]
+
+    assert hits(run("grep", "zebracanary", "--json", "--root", str(root)).output) == hits(answers[0])
+    assert run("sql", "select id, text from messages order by id", "--json", "--root", str(root)).output == answers[1]
     assert all(orjson.loads(x)["v"] == 2 for x in (root / rel).read_bytes().splitlines())
     assert chain_hash((root / rel).read_bytes().splitlines()[0]) != schema.line_hash(lines[0].rstrip())
     assert run("verify", "--root", str(root)).exit_code == 0
