@@ -16,6 +16,9 @@ def test_vector_lines_match_schema():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     for case in json.loads((VECTORS / "store" / "encoding.json").read_text())["lines"]:
         jsonschema.validate(orjson.loads(case["line"]), SCHEMA)
+    for case in json.loads((VECTORS / "store" / "v2.json").read_text())["lines"]:  # live and erased v2 lines
+        jsonschema.validate(orjson.loads(case["line"]), SCHEMA)
+        jsonschema.validate(orjson.loads(case["erased"]), SCHEMA)
 
 
 def test_written_events_match_schema(root):
