@@ -152,6 +152,9 @@ def test_forget_without_yes_changes_nothing(planted: Path):
     assert r.exit_code == 2 and "--yes" in r.output and "would erase 8 event(s)" in r.output
     assert {p: p.read_bytes() for p in planted.rglob("*") if p.is_file()} == before
     assert run("forget", "--reason", "x", "--yes", "--root", str(planted)).exit_code == 2
+    r = run("forget", "--chat", "4242", "--reason", "x", "--yes", "--root", str(planted))  # a mistyped chat
+    assert r.exit_code == 1 and "nothing to forget" in r.output
+    assert {p: p.read_bytes() for p in planted.rglob("*") if p.is_file()} == before
 
 
 def _head(root: Path) -> str:
@@ -279,7 +282,7 @@ def test_readme_store_examples_for_head_forget_migrate_run(planted: Path, monkey
     lines = [ln.split("  #")[0].strip() for ln in block.splitlines()
              if ln.startswith(("eventlog head", "eventlog verify --head", "eventlog forget", "eventlog migrate"))]
     assert len(lines) == 5
-    monkeypatch.setenv("EVENTLOG_RETENTION_DAYS", "400")
+    monkeypatch.setenv("EVENTLOG_RETENTION_DAYS", "1")
     head = None
     for line in lines:
         argv = shlex.split(line)[1:]

@@ -25,6 +25,8 @@ def forget(root: Path, chat: str | None, before, retention: bool, reason: str, y
     """Erase the content of a chat and/or of old days everywhere under the root: log lines (the hash chain, seals and
     earlier heads keep verifying), Parquet units and vocabularies, DLP review notes. Writes a log:erased event.
 
+    Exit 0 when the selection is erased (or already was), 1 when it matches no day file, 2 on error.
+
     Example: eventlog forget --chat 42 --reason "user asked (ticket 1234)" --yes"""
     from datetime import datetime, timedelta, timezone
 
@@ -42,6 +44,10 @@ def forget(root: Path, chat: str | None, before, retention: bool, reason: str, y
         before = min(before, cutoff) if before else cutoff
     p = plan(root, chat, before)
     scope = {"chat": chat, "before": before.isoformat() if before else None}
+    if not p.files:  # like grep: the selection matched nothing (a mistyped chat id shows here)
+        click.echo(f"eventlog: nothing to forget: no day files for chat {chat or 'any'} before "
+                   f"{scope['before'] or 'any day'}", err=True)
+        sys.exit(1)
     if not yes:
         if as_json:
             emit_json({"type": "plan", **scope, "files": len(p.files), "events": p.events})
