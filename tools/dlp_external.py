@@ -67,6 +67,8 @@ EXCLUDE = [
      "fps of the api03 rule because it is an admin key: still an Anthropic key (positive in the admin rule's tps)"),
     ("anthropic.go", "sk-ant-api03-abc123xyz-456def789ghij-klmnopqrstuvwx-3456yza789bcde-1234fghijklmnopby56aaaogaopaaaabc123xyzAA",
      "fps of the admin rule because it is an api03 key: still an Anthropic key (positive in the api03 rule's tps)"),
+    ("curl.go", "Authorization: Basic eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+     "fps of curl-auth-header only because gitleaks' jwt rule reports it: a JWT in an Authorization header is a leak"),
     ("keyword_test.py", "some_key = \"real_secret\"",
      "labelled negative only because detect-secrets finds `key` too noisy; the value is a placeholder-like word"),
 ]
@@ -81,6 +83,16 @@ TEMPLATES = [
 
 class Unevaluable(Exception):
     pass
+
+
+class Wrapped(str):
+    """A fixture wrapped by gitleaks' GenerateSampleSecret in an `<id>_api_token = "…"` assignment; `inner` is the
+    value. A false positive of one gitleaks rule is scoped to that rule: the assignment around it is a credential
+    assignment to any generic rule (gitleaks' own generic-api-key included), so for fps the inner value is used."""
+    def __new__(cls, text: str, inner: str):
+        o = super().__new__(cls, text)
+        o.inner = inner
+        return o
 
 
 def git_show(gitdir: str, commit: str, path: str) -> str:
@@ -316,7 +328,7 @@ class GoEval:
         if name in ("secrets.NewSecret", "newPlausibleSecret"):
             return from_regex(vals[0], self.rnd)
         if name == "utils.GenerateSampleSecret":
-            return f'{vals[0]}_api_token = "{vals[1]}"'
+            return Wrapped(f'{vals[0]}_api_token = "{vals[1]}"', vals[1])
         if name == "utils.GenerateSampleSecrets":
             i, s = vals
             # the bare secret and two of gitleaks' own templates (yaml and Makefile/env style)
@@ -412,8 +424,15 @@ def gitleaks_samples(gitdir: str, commit: str, rnd: random.Random):
             for name, label in (("tps", 1), ("fps", 0)):
                 for item in lists[name]:
                     v, ln = item if isinstance(item, tuple) else (item, 0)
+                    if isinstance(v, Wrapped) and not label:
+                        if "_api_token = " in v.inner:
+                            yield ("excluded", path, f"rule {rule_id} fps line {base_line + ln}",
+                                   "a credential assignment nested in a credential assignment: not-a-secret only for "
+                                   "the one gitleaks rule it tests")
+                            continue
+                        v = str(v.inner)
                     if isinstance(v, str):
-                        yield ("sample", family, path, base_line + ln, v, label, rule_id)
+                        yield ("sample", family, path, base_line + ln, str(v), label, rule_id)
 
 
 # --- detect-secrets -------------------------------------------------------------------------------------------------
@@ -445,6 +464,17 @@ def ds_samples(gitdir: str, commit: str):
             continue
         tree = ast.parse(git_show(gitdir, commit, path))
         env: dict = {}
+        positives: set[str] = set()
+        for st in tree.body:  # the secret values of every table (the second element of positive cases)
+            if isinstance(st, ast.Assign) and getattr(st.targets[0], "id", "").endswith("_TEST_CASES"):
+                for elt in getattr(st.value, "elts", []):
+                    if isinstance(elt, ast.Tuple) and len(elt.elts) == 2 and isinstance(elt.elts[1], ast.Name):
+                        positives.add(elt.elts[1].id)
+        consts = {}
+        for st in tree.body:
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+                consts[st.targets[0].id] = st.value.value
+        positives = {consts[n] for n in positives if n in consts}
         for st in tree.body:
             if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
                 name = st.targets[0].id
@@ -457,6 +487,11 @@ def ds_samples(gitdir: str, commit: str):
                             yield ("excluded", path, f"line {elt.lineno}", f"not a literal: {str(exc)[:60]}")
                             continue
                         env[name].append((line, secret))
+                        if secret is None and any(sv and sv in line for sv in positives):
+                            yield ("excluded", path, f"line {elt.lineno}",
+                                   "negative only by this table's file-type syntax: the same value is a secret in the "
+                                   "other tables (detect-secrets' keyword plugin); a chat message has no file type")
+                            continue
                         yield ("sample", family, path, elt.lineno, line, int(secret is not None), name)
                     continue
                 try:
@@ -512,8 +547,13 @@ def build(gitleaks: str, ds: str, seed: int = 16) -> tuple[list[dict], list[dict
     if ds:
         c = git_head(ds)
         sources.append(("Yelp/detect-secrets", c, ds_samples(ds, c)))
-    for repo, commit, it in sources:
-        for rec in it:
+    records = [(repo, commit, rec) for repo, commit, it in sources for rec in it]
+    labels: dict[str, set[int]] = {}
+    for _, _, rec in records:
+        if rec[0] == "sample":
+            labels.setdefault(rec[4], set()).add(rec[5])
+    for repo, commit, rec in records:
+        if True:
             if rec[0] == "excluded":
                 _, path, where, reason = rec
                 excluded.append({"source": {"repo": repo, "commit": commit, "path": path, "where": where},
@@ -525,6 +565,9 @@ def build(gitleaks: str, ds: str, seed: int = 16) -> tuple[list[dict], list[dict
                 excluded.append({"source": src, "reason": "empty sample"})
                 continue
             reason = next((r for suf, sub, r in EXCLUDE if path.endswith(suf) and sub in sample), None)
+            if reason is None and len(labels[sample]) > 1:
+                reason = ("the same text is labelled both secret and not-secret by the fixtures (detect-secrets' keyword "
+                          "plugin decides by file type; a chat message has none)")
             if reason:
                 excluded.append({"source": src, "sample_sha256": hashlib.sha256(sample.encode()).hexdigest()[:16],
                                  "reason": reason})

@@ -84,6 +84,7 @@ class Scanner:
         self.rules = rules
         self.key = key
         self.allowlist = allowlist
+        self._examples = rules.examples
         kw: dict[str, list[int]] = {}
         for r in rules.rules:
             for k in r.keywords:
@@ -109,6 +110,8 @@ class Scanner:
         if s < 0:
             return None
         secret = t[s:e]
+        if secret in self._examples:
+            return None
         if r.stopwords:
             low = secret.lower()
             if any(w in low for w in r.stopwords):

@@ -61,6 +61,8 @@ class RuleSet:
     version: int
     rules: list[Rule]
     source: str
+    # publicly documented example values (doc["examples"], each with its source): never a finding
+    examples: frozenset[str] = frozenset()
 
     def by_id(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -91,7 +93,8 @@ def load_rules(path: str | Path | None = None) -> RuleSet:
     problems = lint_doc(doc)
     if problems:
         raise RuleError(f"{src}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    return RuleSet(doc["version"], [_compile(i, r) for i, r in enumerate(doc["rules"])], src)
+    return RuleSet(doc["version"], [_compile(i, r) for i, r in enumerate(doc["rules"])], src,
+                   frozenset(e["value"] for e in doc.get("examples") or []))
 
 
 def _compile(i: int, r: dict[str, Any]) -> Rule:
@@ -346,4 +349,12 @@ def lint_doc(doc: dict[str, Any]) -> list[str]:
         out += [f"{label}: {p}" for p in lint_rule(r)]
     if not doc.get("rules"):
         out.append("no rules")
+    ex = doc.get("examples", [])
+    if not isinstance(ex, list):
+        out.append("examples must be a list")
+        ex = []
+    for k, e in enumerate(ex):
+        if not (isinstance(e, dict) and isinstance(e.get("value"), str) and e["value"]
+                and isinstance(e.get("source"), str) and e["source"] and e.get("rule") in seen):
+            out.append(f"examples[{k}]: needs a non-empty value, the rule id it silences and its public source")
     return out

@@ -165,6 +165,8 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
   if (!rules || !Array.isArray(rules.rules)) throw new Error("dlp: createScanner needs the parsed rules.json");
   if (!key || key.length === 0) throw new Error("dlp: createScanner needs the HMAC key");
   const compiled = rules.rules.map(compileRule);
+  // publicly documented example values (rules.json "examples", each with its source): never a finding
+  const examples = new Set((rules.examples || []).map((x) => x.value));
   const kwMap = new Map();
   for (const r of compiled) for (const k of r.keywords) { if (!kwMap.has(k)) kwMap.set(k, []); kwMap.get(k).push(r.index); }
   // Prefilter: exactly "some keyword of the rule occurs in the lower-cased text". String#includes on a two-byte
@@ -235,6 +237,7 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
       s = m.indices[r.group][0]; e = m.indices[r.group][1];
     }
     const secret = t.slice(s, e);
+    if (examples.has(secret)) return null;
     if (r.stopwords.length) {
       const low = secret.toLowerCase();
       if (r.stopwords.some((w) => low.includes(w))) return null;
