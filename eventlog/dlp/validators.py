@@ -207,6 +207,14 @@ def not_template(s: str) -> bool:
     return not _templated(_unquote(s))
 
 
+URL_PLACEHOLDERS = frozenset("password passwd pass pwd secret changeme xxx yourpassword your_password".split())
+
+
+def url_password(s: str) -> bool:
+    """A password in a URL: anything but a template/mask or the literal placeholder words (user:password@host)."""
+    return not _templated(s) and s.lower() not in URL_PLACEHOLDERS
+
+
 def _has_alnum(v: str) -> bool:
     return any(_kind(c) < 3 for c in v)
 
@@ -261,7 +269,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "luhn": lambda s: luhn(_digits(s)), "card": card, "iban": iban, "inn10": inn10, "inn12": inn12, "snils": snils,
     "ogrn": ogrn, "ogrnip": ogrnip, "github_crc32": github_crc32, "jwt": jwt, "not_placeholder": not_placeholder,
     "password": password, "not_template": not_template, "credential": credential, "token_value": token_value,
-    "userpass": userpass,
+    "userpass": userpass, "url_password": url_password,
 }
 
 

@@ -157,6 +157,9 @@ function templated(v) {
 
 export const notTemplate = (s) => !templated(unquote(s));
 
+const URL_PLACEHOLDERS = new Set("password passwd pass pwd secret changeme xxx yourpassword your_password".split(" "));
+export const urlPassword = (s) => !templated(s) && !URL_PLACEHOLDERS.has(s.toLowerCase());
+
 function hasAlnum(v) { for (const c of v) if (kind(c) < 3) return true; return false; }
 
 export function credential(s) {
@@ -186,7 +189,7 @@ export function userpass(s) {
 export const VALIDATORS = {
   luhn: (s) => luhn(digitsOf(s)), card, iban, inn10, inn12, snils, ogrn, ogrnip,
   github_crc32: githubCrc32, jwt, not_placeholder: notPlaceholder, password,
-  not_template: notTemplate, credential, token_value: tokenValue, userpass,
+  not_template: notTemplate, credential, token_value: tokenValue, userpass, url_password: urlPassword,
 };
 
 // Shannon entropy in bits per code point, summed in first-occurrence order like the Python engine.
