@@ -75,6 +75,17 @@ def _has_word(part: str, words: list[tuple[str, bool]]) -> bool:
     return False
 
 
+def _occurrences(lower: str, words: list[str]) -> list[int]:
+    """Sorted start offsets of every occurrence of any of `words` in `lower`."""
+    found: set[int] = set()
+    for w in words:
+        i = lower.find(w)
+        while i >= 0:
+            found.add(i)
+            i = lower.find(w, i + 1)
+    return sorted(found)
+
+
 def _get(f: Any, k: str) -> Any:
     return f[k] if isinstance(f, dict) else getattr(f, k)
 
@@ -143,10 +154,26 @@ class Scanner:
                         selected.update(idx)
         out = []
         rules = self.rules.rules
+        same_len = len(lower) == len(t)
         for ri in sorted(selected):
             r = rules[ri]
             rx = r.rx
             pos = 0
+            if r.anchor and same_len:
+                # every match starts at a keyword occurrence: try the regex only there, in order (= search's result)
+                for p in _occurrences(lower, r.keywords):
+                    if p < pos:
+                        continue
+                    m = rx.match(t, p)
+                    if m is None:
+                        continue
+                    span = self._accept(r, t, m)
+                    if span is None:
+                        pos = m.start() + 1
+                    else:
+                        out.append((ri, span[0], span[1]))
+                        pos = m.end() if m.end() > m.start() else m.start() + 1
+                continue
             while True:
                 m = rx.search(t, pos)
                 if m is None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """External DLP evaluation: our rules vs detect-secrets 1.5.0 on messages built from public scanner fixtures.
 
-The corpus (tests/corpora/dlp-external/messages.jsonl, built by tools/dlp_external.py from gitleaks' and
+The corpus (tests/corpora/dlp-external/messages.jsonl, built by tools/dlp_external_corpus.py from gitleaks' and
 detect-secrets' own test fixtures, with provenance) is material this project did not write. Scoring is per message:
 a positive message counts as caught when the scanner reports anything in it (a chat filter redacts whatever it finds;
 which rule fired is secondary), a negative message with any report is a false positive. Both scanners see exactly the

@@ -119,6 +119,7 @@ function compileRule(r, index) {
     // d (match indices) only where a group is reported: it costs time on every match
     rx: new RegExp(r.pattern, "gu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : "")),
   };
+  if (r.anchor === "keywords") rule.anchorRx = new RegExp(r.pattern, "yu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : ""));
   const left = r.left === undefined ? "A-Za-z0-9_" : r.left;
   rule.leftRx = left ? new RegExp(`^[${left}]$`, "u") : null;
   if (rule.holdback) rule.bodyRx = new RegExp(`^[${rule.holdback.chars}]*$`, "u");
@@ -271,6 +272,27 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
       const r = compiled[ri];
       const rx = r.rx;
       let pos = 0;
+      if (r.anchorRx && n === t.length) {
+        // every match starts at a keyword occurrence: try the sticky regex only there, in order (= exec's result)
+        if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
+        const starts = new Set();
+        for (const k of r.keywords) for (let i = lower.indexOf(k); i >= 0; i = lower.indexOf(k, i + 1)) starts.add(i);
+        const srx = r.anchorRx;
+        for (const p of [...starts].sort((a, b) => a - b)) {
+          if (p < pos) continue;
+          srx.lastIndex = p;
+          const m = srx.exec(t);
+          if (m === null) continue;
+          const span = accept(r, t, m);
+          if (span === null) pos = m.index + stepAt(t, m.index);
+          else {
+            out.push([ri, span[0], span[1]]);
+            const end = m.index + m[0].length;
+            pos = end > m.index ? end : m.index + stepAt(t, m.index);
+          }
+        }
+        continue;
+      }
       for (;;) {
         rx.lastIndex = pos;
         const m = rx.exec(t);

@@ -16,7 +16,7 @@ so the sentence adds no context). Output (compact JSON Lines, committed):
   tests/corpora/dlp-external/excluded.jsonl  {"source", "sample", "reason"} — samples left out, each with its reason
 The samples are public test fixtures (fake or revoked by their authors); this is a labelled test corpus.
 
-    python tools/dlp_external.py --gitleaks /work/.mirror/gitleaks+gitleaks/repo \\
+    python tools/dlp_external_corpus.py --gitleaks /work/.mirror/gitleaks+gitleaks/repo \\
         --detect-secrets /work/.mirror/Yelp+detect-secrets/repo
 """
 from __future__ import annotations
