@@ -266,7 +266,12 @@ class Scanner:
         rules = self.rules.rules
         allow = self.allowlist
         items = []
+        # with an empty allowlist nothing is dropped before the overlap resolution: fingerprint only what is kept
+        lazy = len(raw) > 1 and (allow is None or not (allow.refresh() or allow.fingerprints))
         for s, e, ri, secret in raw:
+            if lazy:
+                items.append((s, -e, ri, "", secret))
+                continue
             fp = fingerprint(self.key, secret)
             if allow is not None and fp in allow:
                 continue
@@ -278,7 +283,7 @@ class Scanner:
             if s < last_end:
                 continue
             r = rules[ri]
-            out.append(Finding(r.id, s, -ne, r.severity, r.action, fp, mask(secret)))
+            out.append(Finding(r.id, s, -ne, r.severity, r.action, fp or fingerprint(self.key, secret), mask(secret)))
             last_end = -ne
         return out
 

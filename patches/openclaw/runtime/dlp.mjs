@@ -332,7 +332,10 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
   function resolve(raw, toCp) {
     // raw: [start16, end16, ruleIndex, secret] in payload units
     const items = [];
+    // with an empty allowlist nothing is dropped before the overlap resolution: fingerprint only what is kept
+    const lazy = raw.length > 1 && !allowed(null) && allow.size === 0;
     for (const [s, e, ri, secret] of raw) {
+      if (lazy) { items.push([toCp(s), toCp(e), ri, null, secret]); continue; }
       const fp = createHmac("sha256", key).update(secret, "utf8").digest("hex");
       if (allowed(fp)) continue;
       items.push([toCp(s), toCp(e), ri, fp, secret]);
@@ -343,7 +346,8 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     for (const [s, e, ri, fp, secret] of items) {
       if (s < lastEnd) continue;
       const r = compiled[ri];
-      out.push({ rule: r.id, start: s, end: e, severity: r.severity, action: r.action, fingerprint: fp, masked: mask(secret) });
+      out.push({ rule: r.id, start: s, end: e, severity: r.severity, action: r.action,
+        fingerprint: fp ?? createHmac("sha256", key).update(secret, "utf8").digest("hex"), masked: mask(secret) });
       lastEnd = e;
     }
     return out;
