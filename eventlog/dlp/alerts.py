@@ -34,9 +34,12 @@ def now_ts() -> str:
 def make_alert(finding: Finding, *, channel: str, chat_id: str, direction: str, action: str, source: str,
                log_event: str | None, field: str = "text", ts: str | None = None, rules_version: int = 1,
                **extra: Any) -> dict[str, Any]:
-    """A `dlp:alert` event for one finding. Carries the fingerprint and the masked preview — never the secret."""
+    """A `dlp:alert` event for one finding. Carries the fingerprint and the masked preview — never the secret.
+    `ts` is the time of the scanned event (a re-scan of last month's message says last month), `detected_at` when
+    the finding was made."""
+    detected = now_ts()
     ev = {
-        "event": "dlp:alert", "ts": ts or now_ts(), "channel": channel, "chat_id": str(chat_id),
+        "event": "dlp:alert", "ts": ts or extra.get("event_ts") or detected, "detected_at": detected, "channel": channel, "chat_id": str(chat_id),
         "direction": direction, "rule": finding.rule, "severity": finding.severity, "action": action,
         "fingerprint": finding.fingerprint, "masked": finding.masked, "start": finding.start, "end": finding.end,
         "field": field, "log_event": log_event, "source": source, "rules_version": rules_version,
@@ -95,7 +98,15 @@ def project(root: Path, problems: list[str] | None = None) -> list[AlertState]:
     states: dict[str, AlertState] = {}
     for a in iter_stream(root, ALERTS, problems):
         if a.get("event") == "dlp:alert" and isinstance(a.get("id"), str):
-            states[a["id"]] = AlertState(a)
+            states[a["id"]] = AlertState(dict(a))
+        elif a.get("event") == "dlp:alert:update" and a.get("alert") in states:
+            # one alert per leak: the secret grew across preview edits; the alert takes the longer fingerprint
+            st = states[a["alert"]]
+            for k in ("fingerprint", "masked", "start", "end", "field"):
+                if k in a:
+                    st.alert[k] = a[k]
+            st.alert["updates"] = st.alert.get("updates", 0) + 1
+            st.alert["updated_at"] = a.get("ts")
     for r in iter_stream(root, REVIEWS, problems):
         st = states.get(r.get("alert")) if r.get("event") == "dlp:review" else None
         if st is not None and r.get("verdict") in VERDICTS:
