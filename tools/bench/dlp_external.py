@@ -97,6 +97,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(CORPUS))
     ap.add_argument("--rules", default=None, help="rule file to score (default: the packaged one)")
+    ap.add_argument("--before", default=None, help="also score this rule file (e.g. the rules before issue 16, "
+                    "tests/corpora/dlp-external/rules-before-issue16.json) in the same run")
     ap.add_argument("--no-js", action="store_true", help="skip the JS engine agreement check")
     ap.add_argument("--misses", action="store_true", help="list missed positives and false positives (ids only)")
     ap.add_argument("--json", dest="json_out", default=None)
@@ -106,6 +108,8 @@ def main(argv: list[str]) -> int:
     py = ours(msgs, a.rules)
     t_py = time.perf_counter() - t0
     res = {"messages": len(msgs), "positives": sum(m["label"] for m in msgs), "eventlog": score(msgs, py)}
+    if a.before:
+        res["eventlog_before"] = score(msgs, ours(msgs, a.before))
     t0 = time.perf_counter()
     ds = detect_secrets(msgs)
     t_ds = time.perf_counter() - t0
@@ -116,16 +120,22 @@ def main(argv: list[str]) -> int:
         res["js_disagreements"] = sum(x != y for x, y in zip(py, js))
     print(f"== external DLP evaluation: {len(msgs)} messages ({res['positives']} positive) from public fixtures "
           f"(gitleaks, detect-secrets; provenance in {Path(a.corpus).name})")
-    print(f"{'family':<24} {'pos':>4} {'neg':>4}   {'recall':>7} {'FP':>4}   {'d-s recall':>10} {'d-s FP':>6}")
+    print(f"{'family':<24} {'pos':>4} {'neg':>4}   {'recall':>7} {'FP':>4}   {'d-s recall':>10} {'d-s FP':>6}"
+          + (f"   {'before':>7} {'FP':>4}" if a.before else ""))
     e = res["eventlog"]["families"]
     d = res.get("detect_secrets", {}).get("families", {})
+    b = res.get("eventlog_before", {}).get("families", {})
+
+    def rc(row: dict | None) -> str:
+        return f"{row['tp'] / row['pos']:.3f}" if row and row["pos"] else "-"
     for fam in sorted(e):
-        r = e[fam]
-        rec = f"{r['tp'] / r['pos']:.3f}" if r["pos"] else "-"
-        dr = d.get(fam)
-        drec = f"{dr['tp'] / dr['pos']:.3f}" if dr and dr["pos"] else "-"
-        print(f"{fam:<24} {r['pos']:>4} {r['neg']:>4}   {rec:>7} {r['fp']:>4}   {drec:>10} {dr['fp'] if dr else '-':>6}")
-    for name in ("eventlog", "detect_secrets"):
+        r, dr, br = e[fam], d.get(fam), b.get(fam)
+        line = (f"{fam:<24} {r['pos']:>4} {r['neg']:>4}   {rc(r):>7} {r['fp']:>4}   {rc(dr):>10} "
+                f"{dr['fp'] if dr else '-':>6}")
+        if a.before:
+            line += f"   {rc(br):>7} {br['fp'] if br else '-':>4}"
+        print(line)
+    for name in ("eventlog", "eventlog_before", "detect_secrets"):
         if name in res:
             s = res[name]
             print(f"{name + ' overall':<24} precision {s['precision']:.3f}  recall {s['recall']:.3f}  F1 {s['f1']:.3f}  "
