@@ -159,23 +159,20 @@ class Scanner:
             r = rules[ri]
             rx = r.rx
             pos = 0
-            if r.anchor and same_len:
-                # every match starts at a keyword occurrence: try the regex only there, in order (= search's result)
-                for p in _occurrences(lower, r.keywords):
-                    if p < pos:
-                        continue
-                    m = rx.match(t, p)
-                    if m is None:
-                        continue
-                    span = self._accept(r, t, m)
-                    if span is None:
-                        pos = m.start() + 1
-                    else:
-                        out.append((ri, span[0], span[1]))
-                        pos = m.end() if m.end() > m.start() else m.start() + 1
-                continue
+            # anchored rules: every match starts at a keyword occurrence, so the regex is tried only there, in
+            # order (the same result as searching every position)
+            starts = _occurrences(lower, r.keywords) if r.anchor and same_len else None
+            k = 0
             while True:
-                m = rx.search(t, pos)
+                if starts is None:
+                    m = rx.search(t, pos)
+                else:
+                    m = None
+                    while m is None and k < len(starts):
+                        p = starts[k]
+                        k += 1
+                        if p >= pos:
+                            m = rx.match(t, p)
                 if m is None:
                     break
                 span = self._accept(r, t, m)

@@ -272,30 +272,26 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
       const r = compiled[ri];
       const rx = r.rx;
       let pos = 0;
+      // anchored rules: every match starts at a keyword occurrence, so the sticky regex is tried only there, in
+      // order (the same result as exec from every position)
+      let starts = null, k = 0;
       if (r.anchorRx && n === t.length) {
-        // every match starts at a keyword occurrence: try the sticky regex only there, in order (= exec's result)
         if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
-        const starts = new Set();
-        for (const k of r.keywords) for (let i = lower.indexOf(k); i >= 0; i = lower.indexOf(k, i + 1)) starts.add(i);
-        const srx = r.anchorRx;
-        for (const p of [...starts].sort((a, b) => a - b)) {
-          if (p < pos) continue;
-          srx.lastIndex = p;
-          const m = srx.exec(t);
-          if (m === null) continue;
-          const span = accept(r, t, m);
-          if (span === null) pos = m.index + stepAt(t, m.index);
-          else {
-            out.push([ri, span[0], span[1]]);
-            const end = m.index + m[0].length;
-            pos = end > m.index ? end : m.index + stepAt(t, m.index);
-          }
-        }
-        continue;
+        const set = new Set();
+        for (const w of r.keywords) for (let i = lower.indexOf(w); i >= 0; i = lower.indexOf(w, i + 1)) set.add(i);
+        starts = [...set].sort((a, b) => a - b);
       }
       for (;;) {
-        rx.lastIndex = pos;
-        const m = rx.exec(t);
+        let m = null;
+        if (starts === null) {
+          rx.lastIndex = pos;
+          m = rx.exec(t);
+        } else {
+          while (m === null && k < starts.length) {
+            const p = starts[k++];
+            if (p >= pos) { r.anchorRx.lastIndex = p; m = r.anchorRx.exec(t); }
+          }
+        }
         if (m === null) break;
         const span = accept(r, t, m);
         if (span === null) pos = m.index + stepAt(t, m.index);
