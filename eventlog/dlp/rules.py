@@ -26,7 +26,7 @@ REQUIRED = {"id", "description", "pattern", "keywords", "severity", "action"}
 ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # Keywords and context words are matched against lower-cased text: lower-case ASCII, Cyrillic and a little punctuation,
 # so str.lower() and String.prototype.toLowerCase() agree on every character involved.
-WORD_RE = re.compile(r"[a-z0-9а-яё _:/.\-*]+")
+WORD_RE = re.compile(r"[a-z0-9а-яё _:/.\-*=!]+")
 
 
 class RuleError(EventlogError):

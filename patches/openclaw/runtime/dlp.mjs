@@ -178,6 +178,10 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     for (let i = 1; i < k.length; i++) hs.push(bigram(k.charCodeAt(i - 1), k.charCodeAt(i)));
     return [k, idx, Int32Array.from(hs)];
   });
+  // first offset of each keyword in the current text (-1: absent), filled by the prefilter; anchored rules start there
+  const kwFirst = new Int32Array(kw.length);
+  const kwIndex = new Map(kw.map(([k], j) => [k, j]));
+  for (const r of compiled) if (r.anchorRx) r.kwIdx = r.keywords.map((k) => kwIndex.get(k));
   const marks = new Uint32Array(1 << 16);
   let gen = 0;
   /** One pass: lower-case t into lowerBuf (the LOWER table) and mark every bigram of the result; returns its length. */
@@ -260,12 +264,16 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     const g = gen;
     let lower = null; // built only if some keyword's bigrams are all present
     const sel = new Set();
-    for (const [k, idx, hs] of kw) {
+    for (let q = 0; q < kw.length; q++) {
+      const [k, idx, hs] = kw[q];
+      kwFirst[q] = -1;
       let maybe = true;
       for (let j = 0; j < hs.length; j++) if (marks[hs[j]] !== g) { maybe = false; break; }
       if (!maybe) continue;
       if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
-      if (lower.includes(k)) for (const i of idx) sel.add(i);
+      const at = lower.indexOf(k);
+      kwFirst[q] = at;
+      if (at >= 0) for (const i of idx) sel.add(i);
     }
     const out = [];
     for (const ri of [...sel].sort((a, b) => a - b)) {
@@ -278,7 +286,10 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
       if (r.anchorRx && n === t.length) {
         if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
         const set = new Set();
-        for (const w of r.keywords) for (let i = lower.indexOf(w); i >= 0; i = lower.indexOf(w, i + 1)) set.add(i);
+        r.kwIdx.forEach((q, j) => {
+          const w = r.keywords[j];
+          for (let i = kwFirst[q]; i >= 0; i = lower.indexOf(w, i + 1)) set.add(i);
+        });
         starts = [...set].sort((a, b) => a - b);
       }
       for (;;) {
