@@ -166,7 +166,7 @@ export function credential(s) {
   const quoted = s.length >= 2 && s[0] === s[s.length - 1] && QUOTES.includes(s[0]);
   const v = unquote(s);
   if ([...v].length < 6 || new Set(v).size < 5 || isPlaceholder(v) || templated(v) || !hasAlnum(v)) return false;
-  if (hasFake(v.toLowerCase())) return false;
+  if (hasFake(v.toLowerCase()) || v.startsWith("-----BEGIN")) return false; // a PEM block is the private-key rule's
   return kindCount(v) >= 2 || (quoted && [...v].length >= 8);
 }
 

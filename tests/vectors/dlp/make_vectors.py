@@ -108,6 +108,11 @@ def cases() -> list[dict]:
     add("key-header-example", "-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----", [])
     add("firebase-example-key", "sample config apiKey AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs from the SDK", [])
     add("root-root-url", "mongodb://app:root@mongo:27017/admin", ["url-credentials"])
+    # a GCP service-account file pasted as JSON: the key material is JSON-escaped (\\n), still a block
+    add("gcp-service-account-json", '{"type": "service_account", "private_key_id": "abc", "private_key": '
+        '"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\\n-----END PRIVATE KEY-----\\n"}',
+        ["private-key"])
+    add("bot-token-in-path", f"cat /srv/bots/{bot}/config.yaml", ["telegram-bot-token"])
     # case mapping edges: the prefilter and context words see lower-cased text (U+212A KELVIN SIGN lowers to k,
     # U+0130 lowers to i + combining dot, which is no longer "inn")
     inn = g.inn10(r)
