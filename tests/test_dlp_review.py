@@ -114,14 +114,14 @@ def test_review_flow(log) -> None:
     r = run("dlp", "stats", "--json", "--root", str(root))
     st = {x["rule"]: x for x in map(json.loads, r.output.splitlines())}
     assert st["anthropic-api-key"]["precision"] == 1.0 and st["payment-card"]["precision"] == 0.0
-    assert st["payment-card"]["false-positive"] == 1 and st["anthropic-api-key"]["revoked"] == 1
+    assert st["payment-card"]["false_positive"] == 1 and st["anthropic-api-key"]["revoked"] == 1
 
     # history is append-only: the reviews stream has both verdicts; a later verdict re-opens and un-allowlists
     r = run("dlp", "review", cardal["id"], "--verdict", "true-positive", "--root", str(root))
     assert next(a for a in alerts_json(root) if a["id"] == cardal["id"])["state"] == "open"
     assert json.loads((root / "dlp" / "allowlist.json").read_text())["entries"] == []
     reviews = (root / "dlp" / "reviews.jsonl").read_text().splitlines()
-    assert [json.loads(x)["verdict"] for x in reviews] == ["revoked", "false-positive", "true-positive"]
+    assert [json.loads(x)["verdict"] for x in reviews] == ["revoked", "false_positive", "true_positive"]
     assert run("verify", "--root", str(root)).exit_code == 0
 
     # nothing the DLP side wrote carries the plaintext
@@ -135,12 +135,21 @@ def test_interactive_loop(log) -> None:
     run("dlp", "scan", "--log", "--root", str(root))
     r = run("dlp", "review", "--root", str(root))
     assert r.exit_code == 2 and "terminal" in r.output  # CliRunner's stdin is not a tty
-    # y on the first, b goes back to it, n overrides it, q quits before the second
-    r = run("dlp", "review", "--interactive", "--reviewer", "me", "--root", str(root), input="y\nb\nn\nq\n")
+    # y on the first (no note), b goes back to it, f overrides it: a note with a secret in it is refused and asked
+    # again, the clean note is kept; q quits before the second
+    leaky = f"it was {fake_key()}"
+    r = run("dlp", "review", "--interactive", "--reviewer", "me", "--root", str(root),
+            input=f"y\n\nb\nf\n{leaky}\nsample key from the docs\nq\n")
     assert r.exit_code == 0, r.output
     assert "2 review(s) recorded" in r.output and "[REDACTED:" in r.output
+    assert "looks like a secret" in r.output and leaky not in (root / "dlp/reviews.jsonl").read_text()
     al = alerts_json(root)
-    assert [a["verdict"] for a in al] == ["false-positive", None]
+    assert [a["verdict"] for a in al] == ["false_positive", None]
+    assert [a["resolution"] for a in al] == ["false_positive", None] and al[0]["note"] == "sample key from the docs"
+    # the other resolutions from the loop: r / w / t
+    r = run("dlp", "review", "--interactive", "--root", str(root), input="t\nfixture\n")
+    assert "1 review(s) recorded" in r.output
+    assert [a["resolution"] for a in alerts_json(root)] == ["false_positive", "used_in_tests"]
     r = run("dlp", "review", "--interactive", "--root", str(root), input="s\n")
     assert "0 review(s) recorded" in r.output
 
@@ -239,3 +248,40 @@ def test_python_allowlist_reloads(root: Path) -> None:
     assert "ab" in al
     write_allowlist(root, [])
     assert "ab" not in al
+
+
+def test_github_vocabulary_filters_and_stale_allowlist(log) -> None:
+    root, key, _ = log
+    r = run("dlp", "scan", "--log", "--root", str(root))
+    # scan --log leads each line with the alert id that `dlp show` accepts
+    ids = [line.split()[0] for line in r.output.splitlines()]
+    assert len(ids) == 2 and all(run("dlp", "show", i, "--root", str(root)).exit_code == 0 for i in ids)
+    al = {a["rule"]: a for a in alerts_json(root)}
+    ant, card = al["anthropic-api-key"], al["payment-card"]
+    assert ant["ts"] == "2026-11-30T10:00:05.000Z" and ant["detected_at"] > ant["ts"]  # the event's time, then now
+    # both spellings accepted, one stored
+    assert run("dlp", "review", ant["id"], "--resolution", "wont-fix", "--root", str(root)).exit_code == 0
+    assert run("dlp", "review", card["id"], "--verdict", "false_positive", "--root", str(root)).exit_code == 0
+    stored = [json.loads(x)["verdict"] for x in (root / "dlp/reviews.jsonl").read_text().splitlines()]
+    assert stored == ["wont_fix", "false_positive"]
+    # a note carrying a secret is refused (exit 2, nothing written)
+    r = run("dlp", "review", ant["id"], "--resolution", "revoked", "--note", f"old {key}", "--root", str(root))
+    assert r.exit_code == 2 and "secret" in r.output
+    assert len((root / "dlp/reviews.jsonl").read_text().splitlines()) == 2
+    # filters
+    assert [a["id"] for a in alerts_json(root, "--resolution", "wont_fix")] == [ant["id"]]
+    assert [a["id"] for a in alerts_json(root, "--resolution", "false-positive")] == [card["id"]]
+    assert [a["id"] for a in alerts_json(root, "--chat", "77", "--severity", "high", "--direction", "in")] == [card["id"]]
+    assert [a["id"] for a in alerts_json(root, "--since", "2026-11-30T10:30:00Z")] == [card["id"]]
+    assert alerts_json(root, "--rule", "jwt") == []
+    assert run("dlp", "alerts", "--since", "yesterday", "--root", str(root)).exit_code == 2
+    # allowlist: the card's entry matches its alert; after the alert's fingerprint changes it is stale
+    r = run("dlp", "allowlist", "--stale", "--root", str(root))
+    assert r.exit_code == 1
+    EventLog(root).append_stream("dlp/alerts.jsonl", [{
+        "event": "dlp:alert:update", "channel": "telegram", "chat_id": "77", "alert": card["id"],
+        "rule": "payment-card", "fingerprint": "0" * 64, "masked": "4…[16]", "start": 5, "end": 21,
+        "ts": "2026-11-30T12:00:00.000Z"}])
+    r = run("dlp", "allowlist", "--stale", "--json", "--root", str(root))
+    rows = [json.loads(x) for x in r.output.splitlines()]
+    assert r.exit_code == 0 and [x["alert"] for x in rows] == [card["id"]] and rows[0]["stale"]

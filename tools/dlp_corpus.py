@@ -125,7 +125,7 @@ def openai(r: random.Random) -> str:
 
 def openai_project(r: random.Random) -> str:
     while True:
-        s = "sk-" + r.choice(["proj-", "svcacct-", "admin-"]) + rs(r, TOK, r.randint(48, 160))
+        s = "sk-" + r.choice(["proj-", "svcacct-", "admin-"]) + rs(r, TOK, r.randint(56, 160))
         if "T3BlbkFJ" not in s:
             return s
 
@@ -210,7 +210,7 @@ def negatives(r: random.Random) -> str:
         f"мой телефон 89{rs(r, string.digits, 9)}", f"order #{rs(r, string.digits, 10)} shipped", f"заказ № {rs(r, string.digits, 12)}",
         "set OPENAI_API_KEY=sk-... in your env", "replace YOUR_API_KEY with your key", "the key looks like sk-ant-api03-…",
         f"the old key started with sk-ant-api03-{rs(r, TOK, 6)}… and is revoked", "AKIAIOSFODNN7EXAMPLE is the docs example",
-        "AKIAXXXXXXXXXXXXXXXX", "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", f"look-alike {github(r, valid=False)}",
+        "AKIAXXXXXXXXXXXXXXXX", "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", f"cut-off {github(r)[:24]}",
         "postgres://user:password@localhost:5432/app", "redis://:${REDIS_PASSWORD}@cache:6379", "https://user:****@example.com",
         f"card ending {rs(r, string.digits, 4)}", f"card {bad_card} (test number, Luhn fails)", f"ИНН {bad_inn}",
         f"в длинное поле впиши {inn10(r)}", f"version {r.randint(1, 9)}.{r.randint(0, 20)}.{r.randint(0, 99)}",

@@ -94,9 +94,9 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
             if as_json:
                 emit_json(row)
             else:
-                mark = "new alert" if hit.new else ("alerted" if hit.alert_id else "")
-                click.echo(f"{ev.get('ts')} chat {ev.get('chat_id')} {ev.get('id')} {f.start}-{f.end} {f.rule} "
-                           f"{f.severity} {f.masked} {mark}".rstrip())
+                mark = "new" if hit.new else "known"
+                click.echo(f"{hit.alert_id or '-':<26} {mark:<5} {ev.get('ts')} chat {ev.get('chat_id')} "
+                           f"{f.start}-{f.end} {f.rule} {f.severity} {f.masked} (event {ev.get('id')})")
         for p in problems:
             click.echo(f"eventlog: warning: {p}", err=True)
         _exit(found)
@@ -127,24 +127,57 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
 # -- alerts, show, review, stats -------------------------------------------------------------------------------------
 def _alert_line(d: dict[str, Any]) -> str:
     verdict = f" [{d['verdict']}]" if d["verdict"] else ""
+    if d.get("updates"):
+        verdict += f" (grew {d['updates']}x)"
     return (f"{d['id']}  {d['ts']}  {d['state']:<8} {d['rule']:<24} {d['direction'] or '?':<3} "
             f"chat {d['chat_id']}  {d['action']:<6} {d['masked']}{verdict}")
 
 
+RESOLUTION_CHOICES = ["false_positive", "wont_fix", "revoked", "used_in_tests", "false-positive", "wont-fix",
+                      "used-in-tests"]
+
+
+def _since(value: str | None) -> str | None:
+    """An ISO date (2026-11-01) or timestamp (2026-11-01T10:00Z), compared with the alerts' `ts`."""
+    if value is None:
+        return None
+    from datetime import datetime
+
+    v = value.strip()
+    try:
+        datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO date or time (2026-11-01 or 2026-11-01T10:00:00Z)",
+                                 param_hint="--since") from None
+    return v
+
+
 @dlp.command()
 @click.option("--state", type=click.Choice(["open", "resolved"]), default=None)
+@click.option("--resolution", type=click.Choice(RESOLUTION_CHOICES + ["true_positive", "true-positive", "none"]),
+              default=None, help="GitHub's resolutions (hyphen or underscore), true_positive, or none (unreviewed).")
 @click.option("--rule", default=None)
+@click.option("--direction", type=click.Choice(["in", "out"]), default=None)
+@click.option("--severity", type=click.Choice(["critical", "high", "medium", "low"]), default=None)
 @click.option("--chat", default=None)
+@click.option("--since", "since_", default=None, help="Only alerts whose event is at or after this ISO date/time.")
 @click.option("--json", "as_json", is_flag=True)
 @root_option
 @handle_errors
-def alerts(root: Path, state: str | None, rule: str | None, chat: str | None, as_json: bool) -> None:
-    """List alerts with their state (a projection of the alert and review streams). Exit 1 if none match."""
+def alerts(root: Path, state: str | None, resolution: str | None, rule: str | None, direction: str | None,
+           severity: str | None, chat: str | None, since_: str | None, as_json: bool) -> None:
+    """List alerts with their state and resolution (a projection of the alert and review streams). Exit 1 if none
+    match.
+
+    \b
+    Example: eventlog dlp alerts --state open --severity critical --direction out --since 2026-11-01
+    """
     from ..dlp.alerts import project, select
 
     ensure_root(root)
     problems: list[str] = []
-    rows = [s.to_dict() for s in select(project(root, problems), state, rule, chat)]
+    rows = [s.to_dict() for s in select(project(root, problems), state, rule, chat, resolution, direction, severity,
+                                        _since(since_))]
     for d in rows:
         emit_json(d) if as_json else click.echo(_alert_line(d))
     for p in problems:
@@ -189,7 +222,9 @@ def show(root: Path, alert_id: str, context: int, as_json: bool) -> None:
 
 @dlp.command()
 @click.argument("alert_id", required=False)
-@click.option("--verdict", type=click.Choice(["true-positive", "false-positive", "revoked", "wont-fix", "used-in-tests"]))
+@click.option("--resolution", "--verdict", "verdict", type=click.Choice(RESOLUTION_CHOICES + ["true_positive", "true-positive"]),
+              help="GitHub's resolution (false_positive, wont_fix, revoked, used_in_tests; hyphens accepted), or "
+                   "true_positive (confirmed, stays open). --verdict is the old name.")
 @click.option("--note", default="", help="Why (kept with the review).")
 @click.option("--reviewer", default=None, help="Default: $EVENTLOG_REVIEWER or the login name.")
 @click.option("--interactive", is_flag=True, hidden=True, help="Run the review loop even when stdin is not a tty.")
@@ -197,20 +232,25 @@ def show(root: Path, alert_id: str, context: int, as_json: bool) -> None:
 @handle_errors
 def review(root: Path, alert_id: str | None, verdict: str | None, note: str, reviewer: str | None,
            interactive: bool) -> None:
-    """Record a verdict on an alert (ID --verdict V --note TEXT), or without ID review open alerts one by one
-    (y real / n false positive / s skip / b back / q quit). A false-positive verdict allowlists the fingerprint."""
+    """Record a resolution on an alert (ID --resolution R --note TEXT), or without ID review open alerts one by one
+    (y real / f false positive / r revoked / w won't fix / t used in tests, then a note; s skip / b back / q quit).
+    A false_positive allowlists the fingerprint. A note that contains a secret is refused.
+
+    \b
+    Example: eventlog dlp review 01JD8Z3K --resolution revoked --note "rotated in the console"
+    """
     from ..dlp import alerts as al
     from ..dlp.review import loop
 
     ensure_root(root)
     if alert_id:
         if not verdict:
-            raise click.UsageError("--verdict is required with an alert id")
+            raise click.UsageError("--resolution is required with an alert id")
         ev = al.review(root, alert_id, verdict, note, reviewer)
         click.echo(f"{ev['alert']} {ev['verdict']} (review {ev['id']})")
         return
     if verdict:
-        raise click.UsageError("--verdict needs an alert id")
+        raise click.UsageError("--resolution needs an alert id")
     if not (interactive or sys.stdin.isatty()):
         raise EventlogError("the interactive review needs a terminal; use `eventlog dlp review ID --verdict V`")
     done = loop(root, reviewer, click.echo, lambda prompt: click.prompt(prompt, default="s", show_default=False))
@@ -233,8 +273,59 @@ def stats(root: Path, as_json: bool) -> None:
         if as_json:
             emit_json(r)
         else:
-            real = r["alerts"] - r["unreviewed"] - r["false-positive"]
+            real = r["alerts"] - r["unreviewed"] - r["false_positive"]
             prec = "-" if r["precision"] is None else f"{r['precision']:.2f}"
             click.echo(f"{r['rule']:<26} {r['alerts']:>6} {r['open']:>5} {r['resolved']:>8} {real:>4} "
-                       f"{r['false-positive']:>4} {prec:>9}")
+                       f"{r['false_positive']:>4} {prec:>9}")
+    _exit(bool(rows))
+
+
+@dlp.command()
+@click.option("--stale", is_flag=True, help="Only entries that no longer match any alert (or whose rule is gone).")
+@click.option("--json", "as_json", is_flag=True)
+@root_option
+@handle_errors
+def allowlist(root: Path, stale: bool, as_json: bool) -> None:
+    """List the allowlist (fingerprints reviewed as false_positive). With --stale: the entries that match no alert
+    any more — the alert's fingerprint changed (the secret grew across edits) or its rule left the rule file — so they
+    can be reviewed again (gitleaks #1398). Exit 1 if nothing is listed.
+
+    \b
+    Example: eventlog dlp allowlist --stale --json
+    """
+    from ..dlp.alerts import project
+    from ..dlp.keys import allowlist_path
+    from ..dlp.rules import load_rules
+
+    ensure_root(root)
+    p = allowlist_path(root)
+    entries: list[dict[str, Any]] = []
+    if p.exists():
+        import orjson
+
+        try:
+            doc = orjson.loads(p.read_bytes())
+            entries = [e for e in doc["entries"] if isinstance(e, dict)]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            raise EventlogError(f"allowlist {p} is unreadable") from None
+    states = project(root)
+    fps = {s.alert.get("fingerprint") for s in states}
+    rule_ids = {r.id for r in load_rules().rules}
+    rows = []
+    for e in entries:
+        why = None
+        if e.get("fingerprint") not in fps:
+            why = "no alert has this fingerprint"
+        elif e.get("rule") and e["rule"] not in rule_ids:
+            why = f"rule {e['rule']} is no longer in the rule file"
+        if stale and why is None:
+            continue
+        rows.append({"type": "allowlist", "fingerprint": e.get("fingerprint"), "rule": e.get("rule"),
+                     "alert": e.get("alert"), "ts": e.get("ts"), "stale": why is not None, "reason": why})
+    for r in rows:
+        if as_json:
+            emit_json(r)
+        else:
+            click.echo(f"{r['fingerprint'][:16]}…  {r['rule'] or '?':<24} alert {r['alert'] or '-'}  "
+                       f"{r['reason'] or 'matches an alert'}")
     _exit(bool(rows))

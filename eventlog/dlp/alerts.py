@@ -22,9 +22,22 @@ from .keys import write_allowlist
 
 ALERTS = "dlp/alerts.jsonl"
 REVIEWS = "dlp/reviews.jsonl"
-VERDICTS = ("true-positive", "false-positive", "revoked", "wont-fix", "used-in-tests")
-REAL = {"true-positive", "revoked", "wont-fix", "used-in-tests"}  # verdicts that say "this was a real secret"
-STILL_OPEN = {None, "true-positive"}
+# GitHub secret-scanning vocabulary: an alert is open or resolved; a resolution is one of false_positive, wont_fix,
+# revoked, used_in_tests. `true_positive` records "confirmed real" and keeps the alert open (the secret still needs
+# revoking). Stored with underscores; hyphenated spellings (and records written before) are read as the same.
+VERDICTS = ("true_positive", "false_positive", "revoked", "wont_fix", "used_in_tests")
+RESOLUTIONS = ("false_positive", "wont_fix", "revoked", "used_in_tests")
+REAL = {"true_positive", "revoked", "wont_fix", "used_in_tests"}  # verdicts that say "this was a real secret"
+STILL_OPEN = {None, "true_positive"}
+SPELLINGS = VERDICTS + tuple(v.replace("_", "-") for v in VERDICTS)
+
+
+def normalize_verdict(v: Any) -> str | None:
+    """`false-positive` / `false_positive` / `FALSE_POSITIVE` → `false_positive`; anything else → None."""
+    if not isinstance(v, str):
+        return None
+    n = v.strip().lower().replace("-", "_")
+    return n if n in VERDICTS else None
 
 
 def now_ts() -> str:
@@ -34,9 +47,12 @@ def now_ts() -> str:
 def make_alert(finding: Finding, *, channel: str, chat_id: str, direction: str, action: str, source: str,
                log_event: str | None, field: str = "text", ts: str | None = None, rules_version: int = 1,
                **extra: Any) -> dict[str, Any]:
-    """A `dlp:alert` event for one finding. Carries the fingerprint and the masked preview — never the secret."""
+    """A `dlp:alert` event for one finding. Carries the fingerprint and the masked preview — never the secret.
+    `ts` is the time of the scanned event (a re-scan of last month's message says last month), `detected_at` when
+    the finding was made."""
+    detected = now_ts()
     ev = {
-        "event": "dlp:alert", "ts": ts or now_ts(), "channel": channel, "chat_id": str(chat_id),
+        "event": "dlp:alert", "ts": ts or extra.get("event_ts") or detected, "detected_at": detected, "channel": channel, "chat_id": str(chat_id),
         "direction": direction, "rule": finding.rule, "severity": finding.severity, "action": action,
         "fingerprint": finding.fingerprint, "masked": finding.masked, "start": finding.start, "end": finding.end,
         "field": field, "log_event": log_event, "source": source, "rules_version": rules_version,
@@ -71,17 +87,23 @@ class AlertState:
 
     @property
     def verdict(self) -> str | None:
-        return self.reviews[-1]["verdict"] if self.reviews else None
+        return normalize_verdict(self.reviews[-1].get("verdict")) if self.reviews else None
 
     @property
     def state(self) -> str:
         return "open" if self.verdict in STILL_OPEN else "resolved"
 
+    @property
+    def resolution(self) -> str | None:
+        return self.verdict if self.verdict in RESOLUTIONS else None
+
     def to_dict(self) -> dict[str, Any]:
         a = self.alert
         last = self.reviews[-1] if self.reviews else {}
         return {
-            "type": "alert", "id": a["id"], "ts": a.get("ts"), "state": self.state, "verdict": self.verdict,
+            "type": "alert", "id": a["id"], "ts": a.get("ts"), "detected_at": a.get("detected_at") or a.get("ts"),
+            "state": self.state, "resolution": self.resolution, "verdict": self.verdict,
+            "updates": a.get("updates", 0),
             "rule": a.get("rule"), "severity": a.get("severity"), "action": a.get("action"),
             "direction": a.get("direction"), "channel": a.get("channel"), "chat_id": a.get("chat_id"),
             "masked": a.get("masked"), "fingerprint": a.get("fingerprint"), "log_event": a.get("log_event"),
@@ -95,18 +117,38 @@ def project(root: Path, problems: list[str] | None = None) -> list[AlertState]:
     states: dict[str, AlertState] = {}
     for a in iter_stream(root, ALERTS, problems):
         if a.get("event") == "dlp:alert" and isinstance(a.get("id"), str):
-            states[a["id"]] = AlertState(a)
+            states[a["id"]] = AlertState(dict(a))
+        elif a.get("event") == "dlp:alert:update" and a.get("alert") in states:
+            # one alert per leak: the secret grew across preview edits; the alert takes the longer fingerprint
+            st = states[a["alert"]]
+            for k in ("fingerprint", "masked", "start", "end", "field"):
+                if k in a:
+                    st.alert[k] = a[k]
+            st.alert["updates"] = st.alert.get("updates", 0) + 1
+            st.alert["updated_at"] = a.get("ts")
     for r in iter_stream(root, REVIEWS, problems):
         st = states.get(r.get("alert")) if r.get("event") == "dlp:review" else None
-        if st is not None and r.get("verdict") in VERDICTS:
+        if st is not None and normalize_verdict(r.get("verdict")) is not None:
             st.reviews.append(r)
     return list(states.values())
 
 
 def select(states: Iterable[AlertState], state: str | None = None, rule: str | None = None,
-           chat: str | None = None) -> list[AlertState]:
+           chat: str | None = None, resolution: str | None = None, direction: str | None = None,
+           severity: str | None = None, since: str | None = None) -> list[AlertState]:
+    """Alerts matching every given filter. `resolution` takes a resolution or `none` (unresolved), either spelling;
+    `since` is an ISO date or timestamp compared with the event's time (`ts`)."""
+    want = None
+    if resolution is not None:
+        want = "none" if resolution.strip().lower() == "none" else normalize_verdict(resolution)
+        if want is None:
+            raise BadEvent(f"resolution must be one of {', '.join(RESOLUTIONS)} or none")
     return [s for s in states if (state is None or s.state == state) and (rule is None or s.alert.get("rule") == rule)
-            and (chat is None or str(s.alert.get("chat_id")) == chat)]
+            and (chat is None or str(s.alert.get("chat_id")) == chat)
+            and (want is None or (s.resolution or "none") == want or (want == "true_positive" and s.verdict == want))
+            and (direction is None or s.alert.get("direction") == direction)
+            and (severity is None or s.alert.get("severity") == severity)
+            and (since is None or str(s.alert.get("ts") or "") >= since)]
 
 
 def find(states: list[AlertState], alert_id: str) -> AlertState:
@@ -127,12 +169,24 @@ def default_reviewer() -> str:
         return "unknown"
 
 
-def review(root: Path, alert_id: str, verdict: str, note: str = "", reviewer: str | None = None) -> dict[str, Any]:
-    """Append a `dlp:review` event and rebuild the allowlist from the new projection."""
+def review(root: Path, alert_id: str, verdict: str, note: str = "", reviewer: str | None = None,
+           scanner: Any = None) -> dict[str, Any]:
+    """Append a `dlp:review` event and rebuild the allowlist from the new projection. A note that itself contains a
+    secret (the scanner finds something in it) is refused: the review stream must not become the leak."""
     from ..writer import EventLog  # late import: keeps `eventlog dlp scan` of plain texts light
 
-    if verdict not in VERDICTS:
-        raise BadEvent(f"verdict must be one of {', '.join(VERDICTS)}")
+    v = normalize_verdict(verdict)
+    if v is None:
+        raise BadEvent(f"resolution must be one of {', '.join(VERDICTS)} (hyphens or underscores)")
+    verdict = v
+    if note:
+        if scanner is None:
+            from .engine import open_scanner
+            scanner = open_scanner(root)
+        found = scanner.scan(note).findings
+        if found:
+            raise BadEvent(f"the note contains what looks like a secret ({', '.join(sorted({f.rule for f in found}))}): "
+                           "not recorded; describe it without the value")
     states = project(root)
     st = find(states, alert_id)
     ev = {"event": "dlp:review", "ts": now_ts(), "channel": st.alert.get("channel", "telegram"),
@@ -147,7 +201,7 @@ def review(root: Path, alert_id: str, verdict: str, note: str = "", reviewer: st
 def rebuild_allowlist(root: Path, states: list[AlertState]) -> Path:
     entries: dict[str, dict[str, Any]] = {}
     for s in states:
-        if s.verdict == "false-positive" and s.alert.get("fingerprint"):
+        if s.verdict == "false_positive" and s.alert.get("fingerprint"):
             last = s.reviews[-1]
             entries.setdefault(s.alert["fingerprint"], {"fingerprint": s.alert["fingerprint"], "rule": s.alert.get("rule"),
                                                         "alert": s.id, "ts": last.get("ts")})
@@ -175,7 +229,7 @@ def stats(states: Iterable[AlertState]) -> list[dict[str, Any]]:
             row[s.verdict] += 1
     for row in rows.values():
         real = sum(row[v] for v in REAL)
-        judged = real + row["false-positive"]
+        judged = real + row["false_positive"]
         row["precision"] = round(real / judged, 4) if judged else None
     return sorted(rows.values(), key=lambda r: (-r["alerts"], r["rule"]))
 

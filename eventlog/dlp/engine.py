@@ -75,6 +75,17 @@ def _has_word(part: str, words: list[tuple[str, bool]]) -> bool:
     return False
 
 
+def _occurrences(lower: str, words: list[str]) -> list[int]:
+    """Sorted start offsets of every occurrence of any of `words` in `lower`."""
+    found: set[int] = set()
+    for w in words:
+        i = lower.find(w)
+        while i >= 0:
+            found.add(i)
+            i = lower.find(w, i + 1)
+    return sorted(found)
+
+
 def _get(f: Any, k: str) -> Any:
     return f[k] if isinstance(f, dict) else getattr(f, k)
 
@@ -84,6 +95,7 @@ class Scanner:
         self.rules = rules
         self.key = key
         self.allowlist = allowlist
+        self._examples = rules.examples
         kw: dict[str, list[int]] = {}
         for r in rules.rules:
             for k in r.keywords:
@@ -109,6 +121,8 @@ class Scanner:
         if s < 0:
             return None
         secret = t[s:e]
+        if secret in self._examples:
+            return None
         if r.stopwords:
             low = secret.lower()
             if any(w in low for w in r.stopwords):
@@ -140,12 +154,25 @@ class Scanner:
                         selected.update(idx)
         out = []
         rules = self.rules.rules
+        same_len = len(lower) == len(t)
         for ri in sorted(selected):
             r = rules[ri]
             rx = r.rx
             pos = 0
+            # anchored rules: every match starts at a keyword occurrence, so the regex is tried only there, in
+            # order (the same result as searching every position)
+            starts = _occurrences(lower, r.keywords) if r.anchor and same_len else None
+            k = 0
             while True:
-                m = rx.search(t, pos)
+                if starts is None:
+                    m = rx.search(t, pos)
+                else:
+                    m = None
+                    while m is None and k < len(starts):
+                        p = starts[k]
+                        k += 1
+                        if p >= pos:
+                            m = rx.match(t, p)
                 if m is None:
                     break
                 span = self._accept(r, t, m)
@@ -236,7 +263,12 @@ class Scanner:
         rules = self.rules.rules
         allow = self.allowlist
         items = []
+        # with an empty allowlist nothing is dropped before the overlap resolution: fingerprint only what is kept
+        lazy = len(raw) > 1 and (allow is None or not (allow.refresh() or allow.fingerprints))
         for s, e, ri, secret in raw:
+            if lazy:
+                items.append((s, -e, ri, "", secret))
+                continue
             fp = fingerprint(self.key, secret)
             if allow is not None and fp in allow:
                 continue
@@ -248,7 +280,7 @@ class Scanner:
             if s < last_end:
                 continue
             r = rules[ri]
-            out.append(Finding(r.id, s, -ne, r.severity, r.action, fp, mask(secret)))
+            out.append(Finding(r.id, s, -ne, r.severity, r.action, fp or fingerprint(self.key, secret), mask(secret)))
             last_end = -ne
         return out
 

@@ -14,7 +14,8 @@ import orjson
 
 from ..errors import BadEvent
 from ..reader import OnProblem, iter_events
-from .alerts import ALERTS, append_alerts, iter_stream, make_alert
+from .alerts import ALERTS, append_alerts, iter_stream, make_alert, now_ts
+from .merge import AlertMerger, head_of
 from .engine import Finding, Scanner
 
 BATCH = 2000
@@ -65,34 +66,54 @@ def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: da
     """Every finding in the `text` of the stored events. New findings (not already alerted for the same event, rule
     and span) become `dlp:alert` events with source "scan" and action "none"."""
     known: dict[tuple[Any, ...], str] = {}
+    merger = AlertMerger()
+    seeds: dict[str, dict[str, Any]] = {}
     for a in iter_stream(root, ALERTS):
-        if a.get("event") == "dlp:alert":
-            known[(a.get("log_event"), a.get("rule"), a.get("start"), a.get("end"))] = a.get("id")
+        ev_kind = a.get("event")
+        if ev_kind not in ("dlp:alert", "dlp:alert:update"):
+            continue
+        aid = a.get("id") if ev_kind == "dlp:alert" else a.get("alert")
+        known[(a.get("log_event"), a.get("rule"), a.get("start"), a.get("end"))] = aid
+        if a.get("head") and (ev_kind == "dlp:alert" or aid in seeds):
+            seeds[aid] = {**seeds.get(aid, {}), **{k: a.get(k) for k in ("chat_id", "message_id", "rule", "start",
+                                                                         "end", "head")}}
+    for aid, sd in seeds.items():  # a re-scan continues the merging of the previous one
+        merger.add(sd["chat_id"], sd["message_id"], sd["rule"], sd["start"], sd["end"], aid, "text", sd["head"])
     batch: list[dict[str, Any]] = []
 
     def flush() -> Iterator[LogHit]:
         found = scanner.scan_batch([ev["text"] for ev in batch], [_is_html(ev) for ev in batch])
         hits: list[LogHit] = []
-        pending: list[dict[str, Any]] = []
         for ev, findings in zip(batch, found):
             for f in findings:
                 key = (ev.get("id"), f.rule, f.start, f.end)
                 if key in known or not raise_alerts:
                     hits.append(LogHit(ev, f, known.get(key), False))
                     continue
-                pending.append(make_alert(f, channel=ev.get("channel", "telegram"), chat_id=ev["chat_id"],
-                                          direction=_direction(ev), action="none", source="scan",
-                                          log_event=ev.get("id"), event_ts=ev.get("ts"),
-                                          message_id=ev.get("message_id"), method=ev.get("method"),
-                                          rules_version=scanner.rules.version))
-                hits.append(LogHit(ev, f, None, True))
-        written = append_alerts(root, pending)
-        it = iter(written)
-        for h in hits:
-            if h.new:
-                a = next(it)
-                h.alert_id = a["id"]
-                known[(h.event.get("id"), h.finding.rule, h.finding.start, h.finding.end)] = a["id"]
+                # one alert per leak: a secret growing across edits of one outbound message is one alert, updated
+                mid = ev.get("message_id") if _direction(ev) == "out" else None
+                head = head_of(ev["text"], f.start, scanner.key)
+                kind, aid = merger.decide(ev["chat_id"], mid, f.rule, f.start, f.end, "text", head)
+                if kind == "update":
+                    append_alerts(root, [{"event": "dlp:alert:update", "channel": ev.get("channel", "telegram"),
+                                          "chat_id": ev["chat_id"], "alert": aid, "rule": f.rule,
+                                          "fingerprint": f.fingerprint, "masked": f.masked, "start": f.start,
+                                          "end": f.end, "field": "text", "log_event": ev.get("id"),
+                                          "event_ts": ev.get("ts"), "source": "scan", "ts": now_ts(),
+                                          "message_id": mid, "head": head}])
+                if kind != "new":
+                    known[key] = aid  # type: ignore[assignment]
+                    hits.append(LogHit(ev, f, aid, False))
+                    continue
+                alert = make_alert(f, channel=ev.get("channel", "telegram"), chat_id=ev["chat_id"],
+                                   direction=_direction(ev), action="none", source="scan",
+                                   log_event=ev.get("id"), event_ts=ev.get("ts"),
+                                   message_id=ev.get("message_id"), method=ev.get("method"),
+                                   rules_version=scanner.rules.version, head=head if mid is not None else None)
+                written = append_alerts(root, [alert])[0]
+                known[key] = written["id"]
+                merger.add(ev["chat_id"], mid, f.rule, f.start, f.end, written["id"], "text", head)
+                hits.append(LogHit(ev, f, written["id"], True))
         batch.clear()
         yield from hits
 

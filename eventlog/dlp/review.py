@@ -68,12 +68,17 @@ def conversation(root: Path, scanner: Scanner, alert: dict[str, Any], context: i
     return out
 
 
-PROMPT = "[y] real  [n] false positive  [s] skip  [b] back  [q] quit"
+PROMPT = "[y] real (stays open)  [f] false positive  [r] revoked  [w] won't fix  [t] used in tests  [s] skip  [b] back  [q] quit"
+KEYS = {"y": "true_positive", "n": "false_positive", "f": "false_positive", "r": "revoked", "w": "wont_fix",
+        "t": "used_in_tests"}
+NOTE_PROMPT = "note (optional, never the secret itself)"
 
 
 def loop(root: Path, reviewer: str | None, echo: Callable[[str], None], ask: Callable[[str], str],
          scanner: Scanner | None = None) -> int:
-    """Walk the unreviewed alerts; returns how many verdicts were recorded."""
+    """Walk the unreviewed alerts; each answer records a resolution (GitHub's words) and an optional note. A note in
+    which the scanner finds a secret is refused and asked again. Returns how many reviews were recorded."""
+    from ..errors import BadEvent
     from .engine import open_scanner
 
     scanner = scanner or open_scanner(root)
@@ -94,10 +99,16 @@ def loop(root: Path, reviewer: str | None, echo: Callable[[str], None], ask: Cal
         if ans == "b":
             i = max(0, i - 1)
             continue
-        if ans in ("y", "n"):
-            verdict = "true-positive" if ans == "y" else "false-positive"
-            al.review(root, a["id"], verdict, "interactive review", reviewer)
+        if ans in KEYS:
+            verdict = KEYS[ans]
+            while True:
+                note = ask(NOTE_PROMPT).strip()
+                try:
+                    al.review(root, a["id"], verdict, note, reviewer, scanner=scanner)
+                    break
+                except BadEvent as exc:
+                    echo(f"  ! {exc}")
             done += 1
-            echo(f"  → {verdict}")
+            echo(f"  → {verdict}" + (f" ({note})" if note else ""))
         i += 1
     return done

@@ -21,12 +21,12 @@ from .validators import VALIDATORS
 SEVERITIES = ("critical", "high", "medium", "low")
 ACTIONS = ("redact", "block")
 FIELDS = {"id", "description", "pattern", "flags", "group", "keywords", "validator", "entropy", "context", "left",
-          "stopwords", "severity", "action", "holdback"}
+          "stopwords", "severity", "action", "holdback", "anchor"}
 REQUIRED = {"id", "description", "pattern", "keywords", "severity", "action"}
 ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # Keywords and context words are matched against lower-cased text: lower-case ASCII, Cyrillic and a little punctuation,
 # so str.lower() and String.prototype.toLowerCase() agree on every character involved.
-WORD_RE = re.compile(r"[a-z0-9а-яё _:/.\-*]+")
+WORD_RE = re.compile(r"[a-z0-9а-яё _:/.\-*=!]+")
 
 
 class RuleError(EventlogError):
@@ -50,6 +50,10 @@ class Rule:
     severity: str
     action: str
     holdback: dict[str, Any] | None
+    # "keywords": every match starts at an occurrence of a keyword (case-insensitively), so the engines try the regex
+    # only there instead of scanning every position (same findings, a fraction of the cost for rules that must begin
+    # with a common letter)
+    anchor: str | None
     rx: re.Pattern[str] = field(repr=False, default=None)  # type: ignore[assignment]
     left_rx: re.Pattern[str] | None = field(repr=False, default=None)
     body_rx: re.Pattern[str] | None = field(repr=False, default=None)
@@ -61,6 +65,8 @@ class RuleSet:
     version: int
     rules: list[Rule]
     source: str
+    # publicly documented example values (doc["examples"], each with its source): never a finding
+    examples: frozenset[str] = frozenset()
 
     def by_id(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -91,7 +97,8 @@ def load_rules(path: str | Path | None = None) -> RuleSet:
     problems = lint_doc(doc)
     if problems:
         raise RuleError(f"{src}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    return RuleSet(doc["version"], [_compile(i, r) for i, r in enumerate(doc["rules"])], src)
+    return RuleSet(doc["version"], [_compile(i, r) for i, r in enumerate(doc["rules"])], src,
+                   frozenset(e["value"] for e in doc.get("examples") or []))
 
 
 def _compile(i: int, r: dict[str, Any]) -> Rule:
@@ -100,7 +107,7 @@ def _compile(i: int, r: dict[str, Any]) -> Rule:
         group=r.get("group") or 0, keywords=list(r["keywords"]), validator=r.get("validator"),
         entropy=r.get("entropy"), context=r.get("context"), left=r.get("left", "A-Za-z0-9_"),
         stopwords=list(r.get("stopwords") or []), severity=r["severity"], action=r["action"],
-        holdback=r.get("holdback"),
+        holdback=r.get("holdback"), anchor=r.get("anchor"),
     )
     rule.rx = re.compile(rule.pattern, re.IGNORECASE if "i" in rule.flags else 0)
     rule.left_rx = re.compile(f"[{rule.left}]") if rule.left else None
@@ -319,6 +326,8 @@ def lint_rule(r: Any) -> list[str]:
         out.append(f"severity must be one of {', '.join(SEVERITIES)}")
     if r["action"] not in ACTIONS:
         out.append(f"action must be one of {', '.join(ACTIONS)}")
+    if r.get("anchor") not in (None, "keywords"):
+        out.append("anchor must be null or 'keywords' (every match starts at a keyword)")
     hb = r.get("holdback")
     if hb is not None:
         if not isinstance(hb, dict) or set(hb) != {"prefixes", "chars"}:
@@ -346,4 +355,12 @@ def lint_doc(doc: dict[str, Any]) -> list[str]:
         out += [f"{label}: {p}" for p in lint_rule(r)]
     if not doc.get("rules"):
         out.append("no rules")
+    ex = doc.get("examples", [])
+    if not isinstance(ex, list):
+        out.append("examples must be a list")
+        ex = []
+    for k, e in enumerate(ex):
+        if not (isinstance(e, dict) and isinstance(e.get("value"), str) and e["value"]
+                and isinstance(e.get("source"), str) and e["source"] and e.get("rule") in seen):
+            out.append(f"examples[{k}]: needs a non-empty value, the rule id it silences and its public source")
     return out

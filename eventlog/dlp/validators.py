@@ -176,6 +176,84 @@ def password(s: str) -> bool:
     return len(kinds) >= 2
 
 
+_QUOTES = "\"'`"
+_FAKE = ("fake", "example", "dummy", "placeholder", "changeme", "redacted", "xxxx", "****")
+_CODE = ("process.env", "getenv(", "os.environ", "env(", "config.")
+
+
+def _unquote(s: str) -> str:
+    return s[1:-1] if len(s) >= 2 and s[0] == s[-1] and s[0] in _QUOTES else s
+
+
+def _is_ident(s: str) -> bool:
+    return all("a" <= c <= "z" or "A" <= c <= "Z" or "0" <= c <= "9" or c == "_" for c in s)
+
+
+def _templated(v: str) -> bool:
+    """A variable, template or mask standing in for a value: $VAR, ${x}, $(cmd), {{x}}, <x>, [X], %(x)s, {x}, ***,
+    xxxx, a single repeated character, or code reading the environment."""
+    low = v.lower()
+    if not v or len(set(low)) <= 1 or any(w in low for w in ("****", "xxxx")):
+        return True
+    if v[0] == "$" and (_is_ident(v[1:]) or v[1:2] in ("{", "(")):
+        return True
+    pairs = (("{", "}"), ("<", ">"), ("[", "]"), ("%(", "s"), ("<%", "%>"))
+    if any(v.startswith(a) and v.endswith(b) for a, b in pairs):
+        return True
+    return any(w in low for w in _CODE)
+
+
+def not_template(s: str) -> bool:
+    return not _templated(_unquote(s))
+
+
+URL_PLACEHOLDERS = frozenset("password passwd pass pwd secret changeme xxx yourpassword your_password".split())
+
+
+def url_password(s: str) -> bool:
+    """A password in a URL: anything but a template/mask or the literal placeholder words (user:password@host)."""
+    return not _templated(s) and s.lower() not in URL_PLACEHOLDERS
+
+
+def _has_alnum(v: str) -> bool:
+    return any(_kind(c) < 3 for c in v)
+
+
+def credential(s: str) -> bool:
+    """A value assigned to a credential name: not a placeholder, template or fake; at least one letter or digit; mixed
+    character classes, or a quoted value of 8+ characters (a passphrase with spaces)."""
+    quoted = len(s) >= 2 and s[0] == s[-1] and s[0] in _QUOTES
+    v = _unquote(s)
+    if len(v) < 6 or len(set(v)) < 5 or _is_placeholder(v) or _templated(v) or not _has_alnum(v):
+        return False
+    low = v.lower()
+    if any(w in low for w in _FAKE) or v.startswith("-----BEGIN"):  # a PEM block is the private-key rule's (block)
+        return False
+    return len({_kind(c) for c in v}) >= 2 or (quoted and len(v) >= 8)
+
+
+def token_value(s: str) -> bool:
+    """A header value that looks like a credential: 8+ characters, not a placeholder/template, mixed classes."""
+    v = _unquote(s)
+    return (len(v) >= 8 and not _is_placeholder(v) and not _templated(v)
+            and not any(w in v.lower() for w in _FAKE) and len({_kind(c) for c in v}) >= 2)
+
+
+def userpass(s: str) -> bool:
+    """`user:password` (shell-quoted pieces joined): a colon, and a non-placeholder, non-template secret part."""
+    v = "".join(c for c in s if c not in "\"'")
+    i = v.find(":")
+    if i < 0:
+        return False
+    if _templated(v):
+        return False
+    user, pw = v[:i], v[i + 1:]
+    secret = pw or user
+    if len(secret) < 4 or any(_templated(x) for x in (user, pw) if x):
+        return False
+    return not _is_placeholder(secret) and not any(w in secret.lower() for w in _FAKE)
+
+
 def _kind(c: str) -> int:
     """Character class with explicit ranges (not str.islower): both engines must agree on every code point."""
     if "a" <= c <= "z" or "а" <= c <= "я" or c == "ё":
@@ -190,7 +268,8 @@ def _kind(c: str) -> int:
 VALIDATORS: dict[str, Callable[[str], bool]] = {
     "luhn": lambda s: luhn(_digits(s)), "card": card, "iban": iban, "inn10": inn10, "inn12": inn12, "snils": snils,
     "ogrn": ogrn, "ogrnip": ogrnip, "github_crc32": github_crc32, "jwt": jwt, "not_placeholder": not_placeholder,
-    "password": password,
+    "password": password, "not_template": not_template, "credential": credential, "token_value": token_value,
+    "userpass": userpass, "url_password": url_password,
 }
 
 

@@ -220,6 +220,42 @@ def test_e_scanner_fault_refuses_the_call_and_alerts(patched_fault: Gateway) -> 
     assert refused and all(e["outcome"]["ok"] is False and "payload" not in e for e in refused)
 
 
+def test_g_bot_url_token_and_prose_passwords_redacted_by_both_engines(patched: Gateway) -> None:
+    """Issue 16: a Telegram bot token inside a Bot API URL, a password in English prose and one in Russian prose are
+    found by the Python and the JS engine alike, and redacted on the real gateway before Telegram sees them."""
+    from eventlog.dlp.engine import Scanner
+    from eventlog.dlp.rules import load_rules
+
+    g = patched
+    user = g.new_user()
+    tok_alpha = ALNUM + "_-"
+    token = f"{secrets.randbelow(9 * 10**9) + 10**9}:AA" + "".join(secrets.choice(tok_alpha) for _ in range(33))
+    pw_en = "Tr0ub4dor&" + "".join(secrets.choice(ALNUM) for _ in range(6))
+    pw_ru = "Zebra-" + "".join(secrets.choice(string.digits) for _ in range(4)) + "-Lamp"
+    marker = f"tapg{secrets.token_hex(4)}"
+    text = (f"Done. The webhook call was https://api.telegram.org/bot{token}/sendMessage?chat_id=1 and my password "
+            f"is {pw_en} for the NAS. А мой пароль {pw_ru} — не забудь. {marker}")
+    want = ["telegram-bot-token", "password-prose", "password-prose"]
+    # the Python engine on the same text (the JS engine runs inside the gateway below)
+    assert [f.rule for f in Scanner(load_rules(), b"k" * 32).scan(text).findings] == want
+    g.llm.script(text, when=marker)
+    tg_mark = g.telegram.mark()
+    g.send_dm(f"show me {marker}", user)
+    reply = g.wait_reply(user, since=tg_mark, contains="не забудь", timeout=240)
+    shown = reply.text()
+    assert "bot[REDACTED:telegram-bot-token]/sendMessage" in shown
+    assert shown.count("[REDACTED:password-prose]") == 2
+    time.sleep(1.0)
+    bodies = "\n".join(r.raw.decode("utf-8", "replace") for r in g.telegram.requests)
+    for secret in (token, pw_en, pw_ru):
+        assert secret not in bodies, "a secret reached Telegram"
+        assert leaked(all_bytes(g.eventlog_root), secret) is None, "a secret is somewhere under the log root"
+    alerts = wait_events(g.eventlog_root, lambda e: e["event"] == "dlp:alert" and e["chat_id"] == str(user),
+                         sub="dlp", n=3)
+    assert sorted(a["rule"] for a in alerts) == sorted(want)
+    assert all(a["direction"] == "out" and a["ts"] and a["detected_at"] for a in alerts)
+
+
 def test_f_audit_after_running_then_revert_restores_every_byte(patched_dir: Path, patched: Gateway,
                                                                 openclaw_install: tuple[Path, Path]) -> None:
     # the tree the user runs: the gateway has started from it (first-start lifecycle included)

@@ -137,9 +137,59 @@ export function password(s) {
   return kinds.size >= 2;
 }
 
+const QUOTES = "\"'`";
+const FAKE = ["fake", "example", "dummy", "placeholder", "changeme", "redacted", "xxxx", "****"];
+const CODE = ["process.env", "getenv(", "os.environ", "env(", "config."];
+const unquote = (s) => (s.length >= 2 && s[0] === s[s.length - 1] && QUOTES.includes(s[0]) ? s.slice(1, -1) : s);
+const isIdent = (s) => /^[A-Za-z0-9_]*$/.test(s);
+const hasFake = (low) => FAKE.some((w) => low.includes(w));
+const kindCount = (v) => { const k = new Set(); for (const c of v) k.add(kind(c)); return k.size; };
+
+// Mirrors eventlog/dlp/validators.py _templated (same order of checks, same code-point semantics).
+function templated(v) {
+  const low = v.toLowerCase();
+  if (!v || new Set(low).size <= 1 || low.includes("****") || low.includes("xxxx")) return true;
+  if (v[0] === "$" && (isIdent(v.slice(1)) || v.slice(1, 2) === "{" || v.slice(1, 2) === "(")) return true;
+  const pairs = [["{", "}"], ["<", ">"], ["[", "]"], ["%(", "s"], ["<%", "%>"]];
+  if (pairs.some(([a, b]) => v.startsWith(a) && v.endsWith(b))) return true;
+  return CODE.some((w) => low.includes(w));
+}
+
+export const notTemplate = (s) => !templated(unquote(s));
+
+const URL_PLACEHOLDERS = new Set("password passwd pass pwd secret changeme xxx yourpassword your_password".split(" "));
+export const urlPassword = (s) => !templated(s) && !URL_PLACEHOLDERS.has(s.toLowerCase());
+
+function hasAlnum(v) { for (const c of v) if (kind(c) < 3) return true; return false; }
+
+export function credential(s) {
+  const quoted = s.length >= 2 && s[0] === s[s.length - 1] && QUOTES.includes(s[0]);
+  const v = unquote(s);
+  if ([...v].length < 6 || new Set(v).size < 5 || isPlaceholder(v) || templated(v) || !hasAlnum(v)) return false;
+  if (hasFake(v.toLowerCase()) || v.startsWith("-----BEGIN")) return false; // a PEM block is the private-key rule's
+  return kindCount(v) >= 2 || (quoted && [...v].length >= 8);
+}
+
+export function tokenValue(s) {
+  const v = unquote(s);
+  return [...v].length >= 8 && !isPlaceholder(v) && !templated(v) && !hasFake(v.toLowerCase()) && kindCount(v) >= 2;
+}
+
+export function userpass(s) {
+  const v = [...s].filter((c) => c !== '"' && c !== "'").join("");
+  const i = v.indexOf(":");
+  if (i < 0) return false;
+  if (templated(v)) return false;
+  const user = v.slice(0, i), pw = v.slice(i + 1);
+  const secret = pw || user;
+  if ([...secret].length < 4 || [user, pw].some((x) => x && templated(x))) return false;
+  return !isPlaceholder(secret) && !hasFake(secret.toLowerCase());
+}
+
 export const VALIDATORS = {
   luhn: (s) => luhn(digitsOf(s)), card, iban, inn10, inn12, snils, ogrn, ogrnip,
   github_crc32: githubCrc32, jwt, not_placeholder: notPlaceholder, password,
+  not_template: notTemplate, credential, token_value: tokenValue, userpass, url_password: urlPassword,
 };
 
 // Shannon entropy in bits per code point, summed in first-occurrence order like the Python engine.

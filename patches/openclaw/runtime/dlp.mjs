@@ -119,6 +119,7 @@ function compileRule(r, index) {
     // d (match indices) only where a group is reported: it costs time on every match
     rx: new RegExp(r.pattern, "gu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : "")),
   };
+  if (r.anchor === "keywords") rule.anchorRx = new RegExp(r.pattern, "yu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : ""));
   const left = r.left === undefined ? "A-Za-z0-9_" : r.left;
   rule.leftRx = left ? new RegExp(`^[${left}]$`, "u") : null;
   if (rule.holdback) rule.bodyRx = new RegExp(`^[${rule.holdback.chars}]*$`, "u");
@@ -165,6 +166,8 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
   if (!rules || !Array.isArray(rules.rules)) throw new Error("dlp: createScanner needs the parsed rules.json");
   if (!key || key.length === 0) throw new Error("dlp: createScanner needs the HMAC key");
   const compiled = rules.rules.map(compileRule);
+  // publicly documented example values (rules.json "examples", each with its source): never a finding
+  const examples = new Set((rules.examples || []).map((x) => x.value));
   const kwMap = new Map();
   for (const r of compiled) for (const k of r.keywords) { if (!kwMap.has(k)) kwMap.set(k, []); kwMap.get(k).push(r.index); }
   // Prefilter: exactly "some keyword of the rule occurs in the lower-cased text". String#includes on a two-byte
@@ -175,6 +178,10 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     for (let i = 1; i < k.length; i++) hs.push(bigram(k.charCodeAt(i - 1), k.charCodeAt(i)));
     return [k, idx, Int32Array.from(hs)];
   });
+  // first offset of each keyword in the current text (-1: absent), filled by the prefilter; anchored rules start there
+  const kwFirst = new Int32Array(kw.length);
+  const kwIndex = new Map(kw.map(([k], j) => [k, j]));
+  for (const r of compiled) if (r.anchorRx) r.kwIdx = r.keywords.map((k) => kwIndex.get(k));
   const marks = new Uint32Array(1 << 16);
   let gen = 0;
   /** One pass: lower-case t into lowerBuf (the LOWER table) and mark every bigram of the result; returns its length. */
@@ -235,6 +242,7 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
       s = m.indices[r.group][0]; e = m.indices[r.group][1];
     }
     const secret = t.slice(s, e);
+    if (examples.has(secret)) return null;
     if (r.stopwords.length) {
       const low = secret.toLowerCase();
       if (r.stopwords.some((w) => low.includes(w))) return null;
@@ -256,21 +264,45 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     const g = gen;
     let lower = null; // built only if some keyword's bigrams are all present
     const sel = new Set();
-    for (const [k, idx, hs] of kw) {
+    for (let q = 0; q < kw.length; q++) {
+      const [k, idx, hs] = kw[q];
+      kwFirst[q] = -1;
       let maybe = true;
       for (let j = 0; j < hs.length; j++) if (marks[hs[j]] !== g) { maybe = false; break; }
       if (!maybe) continue;
       if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
-      if (lower.includes(k)) for (const i of idx) sel.add(i);
+      const at = lower.indexOf(k);
+      kwFirst[q] = at;
+      if (at >= 0) for (const i of idx) sel.add(i);
     }
     const out = [];
     for (const ri of [...sel].sort((a, b) => a - b)) {
       const r = compiled[ri];
       const rx = r.rx;
       let pos = 0;
+      // anchored rules: every match starts at a keyword occurrence, so the sticky regex is tried only there, in
+      // order (the same result as exec from every position)
+      let starts = null, k = 0;
+      if (r.anchorRx && n === t.length) {
+        if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
+        const set = new Set();
+        r.kwIdx.forEach((q, j) => {
+          const w = r.keywords[j];
+          for (let i = kwFirst[q]; i >= 0; i = lower.indexOf(w, i + 1)) set.add(i);
+        });
+        starts = [...set].sort((a, b) => a - b);
+      }
       for (;;) {
-        rx.lastIndex = pos;
-        const m = rx.exec(t);
+        let m = null;
+        if (starts === null) {
+          rx.lastIndex = pos;
+          m = rx.exec(t);
+        } else {
+          while (m === null && k < starts.length) {
+            const p = starts[k++];
+            if (p >= pos) { r.anchorRx.lastIndex = p; m = r.anchorRx.exec(t); }
+          }
+        }
         if (m === null) break;
         const span = accept(r, t, m);
         if (span === null) pos = m.index + stepAt(t, m.index);
@@ -307,7 +339,10 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
   function resolve(raw, toCp) {
     // raw: [start16, end16, ruleIndex, secret] in payload units
     const items = [];
+    // with an empty allowlist nothing is dropped before the overlap resolution: fingerprint only what is kept
+    const lazy = raw.length > 1 && !allowed(null) && allow.size === 0;
     for (const [s, e, ri, secret] of raw) {
+      if (lazy) { items.push([toCp(s), toCp(e), ri, null, secret]); continue; }
       const fp = createHmac("sha256", key).update(secret, "utf8").digest("hex");
       if (allowed(fp)) continue;
       items.push([toCp(s), toCp(e), ri, fp, secret]);
@@ -318,7 +353,8 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     for (const [s, e, ri, fp, secret] of items) {
       if (s < lastEnd) continue;
       const r = compiled[ri];
-      out.push({ rule: r.id, start: s, end: e, severity: r.severity, action: r.action, fingerprint: fp, masked: mask(secret) });
+      out.push({ rule: r.id, start: s, end: e, severity: r.severity, action: r.action,
+        fingerprint: fp ?? createHmac("sha256", key).update(secret, "utf8").digest("hex"), masked: mask(secret) });
       lastEnd = e;
     }
     return out;

@@ -15,6 +15,7 @@ import { appendFile, stat } from "node:fs/promises";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { AlertMerger, headOf } from "./dlp-alerts.mjs";
 
 const PREVIEW_METHODS = new Set(["sendMessage", "editMessageText"]);
 // Calls that carry no message content and change nothing in a chat (or only the gateway's own setup, or the typing
@@ -147,6 +148,8 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   // One alert per leak, not per preview edit: a growing preview re-sends the same secret every second or so. Within
   // ALERT_REPEAT_MS the same rule + fingerprint in the same chat reuses the alert id already written.
   const recentAlerts = new Map();
+  // ... and within one outbound message (chat + message_id) a growing secret is one alert, updated (dlp-alerts.mjs)
+  const merger = new AlertMerger();
   async function appendAlert(log, alert) {
     try {
       await log.appendStream("dlp/alerts.jsonl", alert);
@@ -239,7 +242,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         const preview = PREVIEW_METHODS.has(method) && path === "text";
         const r = filterText(scanner, v, { html, preview });
         held += r.held ?? 0;
-        for (const f of r.findings) found.push({ finding: f, field: path });
+        for (const f of r.findings) found.push({ finding: f, field: path, head: headOf(v, f.start) });
         if (r.action === "block") action = "block";
         else if (r.action === "redact" && action === "pass") action = "redact";
         return r.text;
@@ -306,14 +309,28 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
       }
       const alertIds = [];
       const alertWrites = [];
-      for (const { finding: f, field } of filtered.found) {
+      const msgId = payload?.message_id ?? null; // edits name their message; a send learns it from the reply
+      const fresh = [];
+      for (const { finding: f, field, head } of filtered.found) {
+        const [kind, known] = merger.decide(chatId, msgId, f.rule, f.start, f.end, field, head);
+        if (kind === "same") { if (!alertIds.includes(known)) alertIds.push(known); continue; }
+        if (kind === "update") {
+          // the secret grew across preview edits: the alert keeps its id and takes the longer fingerprint
+          const upd = { ...base, event: "dlp:alert:update", ts: nowIso(), id: ulid(), alert: known, rule: f.rule,
+            fingerprint: f.fingerprint, masked: f.masked, start: f.start, end: f.end, field, log_event: sentId,
+            source: "tap" };
+          alertWrites.push(appendAlert(log, upd));
+          if (!alertIds.includes(known)) alertIds.push(known);
+          continue;
+        }
         const key = `${chatId}|${f.rule}|${f.fingerprint}`;
         const seen = recentAlerts.get(key);
         if (seen && Date.now() - seen.at < ALERT_REPEAT_MS) {
           if (!alertIds.includes(seen.id)) alertIds.push(seen.id);
           continue;
         }
-        const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: f.rule, severity: f.severity,
+        const now = nowIso(); // the event is this call: its time and the detection time are the same
+        const alert = { ...base, event: "dlp:alert", ts: now, detected_at: now, id: ulid(), rule: f.rule, severity: f.severity,
           action: filtered.action === "block" ? "block" : "redact", fingerprint: f.fingerprint, masked: f.masked,
           start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion };
         // Written while the (already filtered) call is in flight: the disk is off the reply's critical path.
@@ -325,6 +342,8 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
           throw err;
         }));
         alertIds.push(alert.id);
+        fresh.push({ rule: f.rule, start: f.start, end: f.end, id: alert.id, field, head });
+        if (msgId !== null) merger.add(chatId, msgId, f.rule, f.start, f.end, alert.id, field, head);
       }
       if (alertWrites.length && alertsDegraded !== null) {
         // the last alert append failed: this call's alerts must land before it may leave
@@ -343,6 +362,10 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         res = { ok: false, description: String(err?.message ?? err) };
         await records(res).catch(() => {});
         throw err;
+      }
+      if (msgId === null && fresh.length) {
+        const mid = outcomeOf(res).message_id;
+        if (mid !== undefined) for (const a of fresh) merger.add(chatId, mid, a.rule, a.start, a.end, a.id, a.field, a.head);
       }
       // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
       // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.

@@ -278,3 +278,27 @@ test("one alert per leak: preview edits that carry the same secret reuse the ale
     assert.equal(leaksPiece(allBytes(s.root), other), null);
   } finally { await s.done(); }
 });
+
+test("one alert per leak: a secret growing across preview edits of one message is one alert, updated with the longest fingerprint", async () => {
+  const s = await setup();
+  try {
+    const tok = `ghs_${"Qx7kP2mZ9vLw4RtY8nB3cD6fH1jK5sA0eG".repeat(4)}`; // a long installation-style token
+    const first = await s.bot.api.sendMessage(CHAT, `token ${tok.slice(0, 44)} …`);
+    await s.bot.api.editMessageText(CHAT, first.message_id, `token ${tok.slice(0, 90)} …`);
+    await s.bot.api.editMessageText(CHAT, first.message_id, `token ${tok} done`);
+    await s.bot.api.editMessageText(CHAT, first.message_id, `token ${tok} done, bye`);
+    const other = await s.bot.api.sendMessage(CHAT, `again ${tok} in a new message`);
+    const evs = await sentOf(s);
+    const all = readAll(s.root, "dlp");
+    const al = all.filter((e) => e.event === "dlp:alert");
+    const upd = all.filter((e) => e.event === "dlp:alert:update");
+    assert.equal(al.length, 2, "one alert for the growing secret, one for the other message");
+    assert.equal(upd.length, 2, "the alert was updated twice, as the secret grew");
+    assert.ok(upd.every((u) => u.alert === al[0].id));
+    assert.equal(upd[1].end - upd[1].start, tok.length);
+    assert.notEqual(upd[1].fingerprint, al[0].fingerprint);
+    assert.deepEqual(evs.slice(0, 4).map((e) => e.dlp.alerts), [[al[0].id], [al[0].id], [al[0].id], [al[0].id]]);
+    assert.ok(other.message_id !== first.message_id);
+    assert.equal(leaksPiece(allBytes(s.root), tok), null);
+  } finally { await s.done(); }
+});
