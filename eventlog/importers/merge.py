@@ -96,16 +96,16 @@ class Known:
         for times in self.sent.values():
             times.sort()
 
-    def has(self, ev: dict[str, Any], shared_ids: bool) -> bool:
+    def has(self, ev: dict[str, Any], secs: int, shared_ids: bool) -> bool:
+        """Is this imported event (Telegram time `secs`) already in the log?"""
         mid = ev["message_id"]
         direction = ev["direction"]
         if shared_ids:
             return (direction, mid) in self.ids
-        secs = _unix(ev["ts"])
         if (mid, secs) in self.imported:
             return True
         text = ev.get("text")
-        if not text:
+        if not text or not (self.exact or self.sent):
             return False
         key = text_key(text)
         if (direction, key, secs) in self.exact:
@@ -120,9 +120,12 @@ class Known:
                         return True
         return False
 
-    def remember(self, ev: dict[str, Any]) -> None:
-        """An event this import is about to write (an export may list a message twice across overlapping chats)."""
-        self.add(ev)
+    def remember(self, ev: dict[str, Any], secs: int, shared_ids: bool) -> None:
+        """An event this import writes: a malformed export listing a message twice must not add it twice."""
+        if shared_ids:
+            self.ids.add((ev["direction"], ev["message_id"]))
+        else:
+            self.imported.add((ev["message_id"], secs))
 
 
 def load_known(root: Path, chat_id: str, first: int, last: int) -> Known:

@@ -273,10 +273,12 @@ def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None =
                 ev = build_event(outcome.plan, x.value, walk1.sha256)
                 if ev is None:
                     continue
-                if known.has(ev, outcome.plan.shared_ids):
+                secs = int(x.value["date_unixtime"])
+                shared = outcome.plan.shared_ids
+                if known.has(ev, secs, shared):
                     outcome.duplicates += 1
                     continue
-                known.remember(ev)
+                known.remember(ev, secs, shared)
                 outcome.added += 1
                 batch.append(ev)
                 if len(batch) >= BATCH:

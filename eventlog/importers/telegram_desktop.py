@@ -22,14 +22,13 @@ CHAT_TYPES = USER_TYPES | BASIC_GROUP_TYPES | CHANNEL_TYPES
 # A Bot API supergroup/channel id is -(10^12 + bare id) (TDLib DialogId: ZERO_CHANNEL_ID = -1000000000000).
 CHANNEL_SHIFT = 1_000_000_000_000
 _PEER = re.compile(r"(user|chat|channel)([0-9]{1,15})")
-_UNIX = re.compile(r"[0-9]{1,12}")
 # Message fields that describe attached media (SerializeMessage, the media match): kept as markers, never bytes.
-MEDIA_KEYS = ("photo", "photo_file_size", "file", "file_name", "file_size", "thumbnail", "thumbnail_file_size",
+MEDIA_KEYS = frozenset(("photo", "photo_file_size", "file", "file_name", "file_size", "thumbnail", "thumbnail_file_size",
               "media_type", "sticker_emoji", "mime_type", "duration_seconds", "width", "height", "performer",
               "title", "media_spoiler", "self_destruct_period_seconds", "contact_information", "contact_vcard",
               "location_information", "live_location_period_seconds", "place_name", "address", "game_title",
               "game_description", "game_link", "invoice_information", "poll", "todo_list", "giveaway_information",
-              "giveaway_results", "paid_stars_amount")
+              "giveaway_results", "paid_stars_amount"))
 
 
 def bot_api_chat_id(chat_type: str, bare_id: int) -> int:
@@ -42,13 +41,24 @@ def bot_api_chat_id(chat_type: str, bare_id: int) -> int:
     return bare_id
 
 
-def peer_to_bot_api(peer: str) -> int | None:
+_peers: dict[str, int] = {}  # a chat has few senders: each peer string is parsed once
+
+
+def peer_to_bot_api(peer: Any) -> int | None:
     """`from_id` / `actor_id` / `reply_to_peer_id` strings ("user123", "chat123", "channel123") → Bot API id."""
-    m = _PEER.fullmatch(peer) if isinstance(peer, str) else None
+    if not isinstance(peer, str):
+        return None
+    hit = _peers.get(peer)
+    if hit is not None:
+        return hit
+    m = _PEER.fullmatch(peer)
     if not m:
         return None
     bare = int(m[2])
-    return bare if m[1] == "user" else -bare if m[1] == "chat" else -(CHANNEL_SHIFT + bare)
+    out = bare if m[1] == "user" else -bare if m[1] == "chat" else -(CHANNEL_SHIFT + bare)
+    if len(_peers) < 100_000:
+        _peers[peer] = out
+    return out
 
 
 def flatten_text(value: Any) -> str:
@@ -61,9 +71,19 @@ def flatten_text(value: Any) -> str:
     return "".join(p if isinstance(p, str) else p["text"] for p in value)
 
 
+_days: dict[int, str] = {}
+
+
 def iso(unix: int) -> str:
-    dt = datetime.fromtimestamp(unix, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    """UTC RFC 3339 with milliseconds; the date part is cached per day (an import formats a million of these)."""
+    day, rest = divmod(unix, 86400)
+    prefix = _days.get(day)
+    if prefix is None:
+        prefix = datetime.fromtimestamp(day * 86400, tz=timezone.utc).strftime("%Y-%m-%dT")
+        if len(_days) < 100_000:
+            _days[day] = prefix
+    h, rest = divmod(rest, 3600)
+    return f"{prefix}{h:02d}:{rest // 60:02d}:{rest % 60:02d}.000Z"
 
 
 def _text_ok(value: Any) -> bool:
@@ -77,7 +97,8 @@ def _unix(rec: dict[str, Any], key: str, where: str) -> int | None:
     v = rec.get(key)
     if v is None:
         return None
-    if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, str) and _UNIX.fullmatch(v))):
+    if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, str) and 0 < len(v) <= 12 and v.isascii()
+                                                              and v.isdigit())):
         raise BadExport(f"{where}: {key} is not a unix time: {str(v)[:30]!r}")
     return int(v)
 
@@ -116,7 +137,8 @@ def check_record(rec: Any, where: str) -> tuple[str, int | None]:
         if not isinstance(ents, list) or not all(isinstance(e, dict) and isinstance(e.get("text"), str)
                                                  and isinstance(e.get("type"), str) for e in ents):
             raise BadExport(f"{where}: `text_entities` is not an array of {{type, text}} objects")
-        if "".join(e["text"] for e in ents) != flatten_text(text):
+        joined = ents[0]["text"] if len(ents) == 1 else "".join(e["text"] for e in ents)
+        if joined != (text if isinstance(text, str) else flatten_text(text)):
             raise BadExport(f"{where}: `text` and `text_entities` disagree")
     return kind, date
 
@@ -236,10 +258,10 @@ def build_event(plan: ChatPlan, rec: dict[str, Any], export_sha256: str) -> dict
             ev["reply_to_message_id"] = rec["reply_to_message_id"]
             if rec.get("reply_to_peer_id"):
                 ev["reply_to_chat_id"] = peer_to_bot_api(rec["reply_to_peer_id"])
-        forward = {k: rec[k] for k in ("forwarded_from", "saved_from") if k in rec}
-        if forward:
-            ev["forward"] = {("from" if k == "forwarded_from" else k): v for k, v in forward.items()}
-        media = {k: rec[k] for k in MEDIA_KEYS if k in rec}
+        if "forwarded_from" in rec or "saved_from" in rec:
+            ev["forward"] = {("from" if k == "forwarded_from" else k): rec[k] for k in ("forwarded_from", "saved_from")
+                             if k in rec}
+        media = {k: rec[k] for k in MEDIA_KEYS.intersection(rec)}
         if media:
             media.setdefault("media_type", _media_kind(media))
             ev["media"] = media
