@@ -80,16 +80,18 @@ class Known:
                 self.ids.add(("in", mid))
             raw = ev.get("raw")
             msg = raw.get(ev["update_type"]) if isinstance(raw, dict) else None
-            if isinstance(msg, dict) and isinstance(msg.get("date"), int) and isinstance(ev.get("text"), str):
-                self.exact.add(("in", text_key(ev["text"]), msg["date"]))
+            if isinstance(msg, dict) and isinstance(msg.get("date"), int):
+                text = ev.get("text") if isinstance(ev.get("text"), str) else ""  # media without a caption: ""
+                self.exact.add(("in", text_key(text), msg["date"]))
         elif kind == "message:sent":
             outcome = ev.get("outcome") if isinstance(ev.get("outcome"), dict) else {}
             ids = [mid] if isinstance(mid, int) else [m for m in outcome.get("message_ids") or [] if isinstance(m, int)]
             for m in ids:
                 self.ids.add(("out", m))
             payload = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
-            if isinstance(ev.get("text"), str) and outcome.get("ok") is not False and isinstance(ev.get("ts"), str):
-                key = text_key(ev["text"], payload.get("parse_mode"))
+            if outcome.get("ok") is not False and isinstance(ev.get("ts"), str):
+                text = ev.get("text") if isinstance(ev.get("text"), str) else ""
+                key = text_key(text, payload.get("parse_mode"))
                 self.sent.setdefault(key, []).append(_unix(ev["ts"]))
 
     def seal(self) -> None:
@@ -104,10 +106,9 @@ class Known:
             return (direction, mid) in self.ids
         if (mid, secs) in self.imported:
             return True
-        text = ev.get("text")
-        if not text or not (self.exact or self.sent):
+        if not (self.exact or self.sent):
             return False
-        key = text_key(text)
+        key = text_key(ev.get("text") or "")
         if (direction, key, secs) in self.exact:
             return True
         if direction == "out" and ev["event"] == "message:sent":
