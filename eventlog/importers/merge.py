@@ -7,7 +7,8 @@ date range. Three kinds of key, because Telegram numbers messages two ways:
 - private chats and basic groups: every account numbers them itself, so the exporter's message_id is not the one the
   bot saw. Earlier imports match on (message_id, time) — the same exporter's numbering — and the tap's own events on
   their content: (direction, text as shown) at Telegram's own time (inbound: the update's `date`) or, for what the bot
-  sent, within SENT_WINDOW seconds before the tap logged the call (the tap stamps after Telegram answers).
+  sent, within SENT_WINDOW seconds before the tap logged the call (the tap stamps after Telegram answers). Earlier
+  imports' texts are keyed the same way, so another member's export of the same basic group is recognised too.
 """
 from __future__ import annotations
 
@@ -47,14 +48,20 @@ def text_key(text: str, parse_mode: str | None = None) -> bytes:
     return hashlib.blake2b(_SPACE.sub(" ", text).strip().encode(), digest_size=12).digest()
 
 
-class Known:
-    """The keys of one chat's existing events."""
+def _id_key(direction: str, mid: int) -> int:
+    return mid * 2 + (direction == "out")
 
-    def __init__(self) -> None:
-        self.ids: set[tuple[str, int]] = set()  # (direction, message_id): shared-id chats
-        self.imported: set[tuple[int, int]] = set()  # (message_id, unix seconds) of earlier imports
-        self.exact: set[tuple[str, bytes, int]] = set()  # (direction, text digest, Telegram unix seconds)
-        self.sent: dict[bytes, list[int]] = {}  # text digest → unix seconds the tap logged a send
+
+class Known:
+    """The keys of one chat's existing events, kept as small ints and bytes: a chat with a million events costs tens
+    of MB, not hundreds. Which keys are collected depends on how the chat numbers its messages (module docstring)."""
+
+    def __init__(self, shared_ids: bool) -> None:
+        self.shared_ids = shared_ids
+        self.ids: set[int] = set()  # shared-id chats: _id_key(direction, message_id)
+        self.imported: set[int] = set()  # other chats, earlier imports: message_id << 36 | unix seconds
+        self.exact: set[bytes] = set()  # other chats: direction + text digest + Telegram unix seconds
+        self.sent: dict[bytes, list[int]] = {}  # other chats: text digest → unix seconds the tap logged a send
         self.events = 0
 
     def add(self, ev: dict[str, Any]) -> None:
@@ -66,50 +73,59 @@ class Known:
         mid = ev.get("message_id")
         source = ev.get("source")
         if isinstance(source, str) and source.startswith("import:"):
-            if isinstance(mid, int) and isinstance(ev.get("ts"), str):
+            if not isinstance(mid, int) or isinstance(mid, bool):
+                return
+            if self.shared_ids:
+                self.ids.add(_id_key(direction, mid))
+            elif isinstance(ev.get("ts"), str):
                 secs = _unix(ev["ts"])
-                self.imported.add((mid, secs))
-                self.ids.add((direction, mid))
-                if isinstance(ev.get("text"), str):
-                    self.exact.add((direction, text_key(ev["text"]), secs))
+                self.imported.add(mid << 36 | secs)
+                if isinstance(ev.get("text"), str):  # another member's export numbers the same messages differently
+                    self.exact.add(_exact(direction, text_key(ev["text"]), secs))
             return
         if kind == "message:received":
             if ev.get("update_type") not in _MESSAGE_UPDATES:
                 return  # a callback query names the bot's message, not a received one
-            if isinstance(mid, int):
-                self.ids.add(("in", mid))
+            if self.shared_ids:
+                if isinstance(mid, int):
+                    self.ids.add(_id_key("in", mid))
+                return
             raw = ev.get("raw")
             msg = raw.get(ev["update_type"]) if isinstance(raw, dict) else None
             if isinstance(msg, dict) and isinstance(msg.get("date"), int):
                 text = ev.get("text") if isinstance(ev.get("text"), str) else ""  # media without a caption: ""
-                self.exact.add(("in", text_key(text), msg["date"]))
+                self.exact.add(_exact("in", text_key(text), msg["date"]))
         elif kind == "message:sent":
             outcome = ev.get("outcome") if isinstance(ev.get("outcome"), dict) else {}
-            ids = [mid] if isinstance(mid, int) else [m for m in outcome.get("message_ids") or [] if isinstance(m, int)]
-            for m in ids:
-                self.ids.add(("out", m))
+            if self.shared_ids:
+                ids = [mid] if isinstance(mid, int) else [m for m in outcome.get("message_ids") or []
+                                                          if isinstance(m, int)]
+                self.ids.update(_id_key("out", m) for m in ids)
+                return
             payload = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
             if outcome.get("ok") is not False and isinstance(ev.get("ts"), str):
                 text = ev.get("text") if isinstance(ev.get("text"), str) else ""
-                key = text_key(text, payload.get("parse_mode"))
-                self.sent.setdefault(key, []).append(_unix(ev["ts"]))
+                self.sent.setdefault(text_key(text, payload.get("parse_mode")), []).append(_unix(ev["ts"]))
 
     def seal(self) -> None:
         for times in self.sent.values():
             times.sort()
 
-    def has(self, ev: dict[str, Any], secs: int, shared_ids: bool) -> bool:
+    def has_id(self, direction: str, mid: int) -> bool:
+        return _id_key(direction, mid) in self.ids
+
+    def has(self, ev: dict[str, Any], secs: int) -> bool:
         """Is this imported event (Telegram time `secs`) already in the log?"""
         mid = ev["message_id"]
         direction = ev["direction"]
-        if shared_ids:
-            return (direction, mid) in self.ids
-        if (mid, secs) in self.imported:
+        if self.shared_ids:
+            return _id_key(direction, mid) in self.ids
+        if mid << 36 | secs in self.imported:
             return True
         if not (self.exact or self.sent):
             return False
         key = text_key(ev.get("text") or "")
-        if (direction, key, secs) in self.exact:
+        if _exact(direction, key, secs) in self.exact:
             return True
         if direction == "out" and ev["event"] == "message:sent":
             times = self.sent.get(key)
@@ -121,22 +137,26 @@ class Known:
                         return True
         return False
 
-    def remember(self, ev: dict[str, Any], secs: int, shared_ids: bool) -> None:
+    def remember(self, ev: dict[str, Any], secs: int) -> None:
         """An event this import writes: a malformed export listing a message twice must not add it twice."""
-        if shared_ids:
-            self.ids.add((ev["direction"], ev["message_id"]))
+        if self.shared_ids:
+            self.ids.add(_id_key(ev["direction"], ev["message_id"]))
         else:
-            self.imported.add((ev["message_id"], secs))
+            self.imported.add(ev["message_id"] << 36 | secs)
 
 
-def load_known(root: Path, chat_id: str, first: int, last: int) -> Known:
+def _exact(direction: str, digest: bytes, secs: int) -> bytes:
+    return direction.encode() + digest + secs.to_bytes(8, "big", signed=True)
+
+
+def load_known(root: Path, chat_id: str, first: int, last: int, shared_ids: bool) -> Known:
     """Keys of one chat's events on the days an export covers (one day of margin each side: the tap stamps events
     when it sees them, which can be past midnight of Telegram's own date)."""
     from datetime import datetime, timezone
 
     since = datetime.fromtimestamp(first, tz=timezone.utc).date() - timedelta(days=1)
     until = datetime.fromtimestamp(last, tz=timezone.utc).date() + timedelta(days=1)
-    known = Known()
+    known = Known(shared_ids)
     for lf in log_files(root, chat_id, since, until, channel="telegram"):
         for _, line in iter_lines(lf.path, lf.relpath):
             try:

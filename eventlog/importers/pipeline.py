@@ -268,17 +268,25 @@ def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None =
                 known = None
                 if p.skip is None and p.info.first is not None:
                     flush()  # events of the previous chat must be on disk before this chat's keys are read
-                    known = merge.load_known(root, p.chat_id, p.info.first, p.info.last)  # type: ignore[arg-type]
+                    known = merge.load_known(root, p.chat_id, p.info.first, p.info.last,  # type: ignore[arg-type]
+                                             p.shared_ids)
             elif kind == "message" and known is not None and outcome is not None:
-                ev = build_event(outcome.plan, x.value, walk1.sha256)
-                if ev is None:
+                rec = x.value
+                if rec["type"] == "unsupported":
                     continue
+                if known.shared_ids:  # decided by (direction, message_id) alone: no need to build a duplicate
+                    peer = rec.get("from_id" if rec["type"] == "message" else "actor_id")
+                    out = outcome.plan.bot_peer is not None and peer == outcome.plan.bot_peer
+                    if known.has_id("out" if out else "in", rec["id"]):
+                        outcome.duplicates += 1
+                        continue
+                ev = build_event(outcome.plan, rec, walk1.sha256)
+                assert ev is not None
                 secs = int(x.value["date_unixtime"])
-                shared = outcome.plan.shared_ids
-                if known.has(ev, secs, shared):
+                if known.has(ev, secs):
                     outcome.duplicates += 1
                     continue
-                known.remember(ev, secs, shared)
+                known.remember(ev, secs)
                 outcome.added += 1
                 batch.append(ev)
                 if len(batch) >= BATCH:

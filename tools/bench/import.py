@@ -6,7 +6,8 @@ same events, each beside a plain orjson + os.write baseline measured in the same
 Cases (each in a fresh process): baseline-write (orjson.dumps + os.write per event, one O_APPEND fd, the events the
 import writes, prepared before the clock starts), append-batch (EventLog.append_many, batches of 2000, fsync never,
 same events), parse (the streaming reader alone over the export), import-never / import-batch (the real CLI, whole
-pipeline: two passes, merge keys, writer; fsync never for the ratio, batch = the default).
+pipeline: two passes, merge keys, writer; fsync never for the ratio, batch = the default), reimport-never (the same
+export again into the log import-never left: every message found in the log, nothing added).
 """
 from __future__ import annotations
 
@@ -95,16 +96,19 @@ def main() -> None:
 
         def case(name: str, n: int) -> None:
             def once():
-                d = tmp / name
-                shutil.rmtree(d, ignore_errors=True)
-                d.mkdir()
+                d = tmp / ("import-never" if name == "reimport-never" else name)
+                if name != "reimport-never":  # a re-import runs on the log the first import left: all duplicates
+                    shutil.rmtree(d, ignore_errors=True)
+                    d.mkdir()
                 if name.startswith("import-"):
                     run_measured([sys.executable, "-m", "eventlog", "init", "--root", str(d)])
+                if "import-" in name:
                     wall, rss, out = run_measured([sys.executable, "-m", "eventlog", "import", "telegram-desktop",
                                                    str(export), "--bot-id", BOT, "--json", "--root", str(d),
                                                    "--fsync", name.split("-")[1]])
-                    added = json.loads(out.splitlines()[-1])["added"]
-                    return wall, rss, json.dumps({"events": added, "seconds": wall})
+                    done = json.loads(out.splitlines()[-1])
+                    return wall, rss, json.dumps({"events": done["added"] + done["duplicates"], "seconds": wall,
+                                                  "added": done["added"]})
                 wall, rss, out = run_measured([sys.executable, __file__, "--child", name, str(n), str(d), str(export)])
                 return json.loads(out)["seconds"], rss, out
 
@@ -112,6 +116,8 @@ def main() -> None:
             events = json.loads(out)["events"]
             rate[name] = events / secs
             rss_of[name] = rss
+            if name == "reimport-never" and json.loads(out)["added"] != 0:
+                raise SystemExit("re-import added events: it must add nothing")
             rows.append({"case": name, "events": f"{events:,}", "median_s": f"{secs:.2f}",
                          "events_per_s": f"{events / secs:,.0f}", "peak_rss_mb": f"{rss:.0f}"})
 
@@ -119,6 +125,7 @@ def main() -> None:
         case("append-batch", n_app)
         case("parse", n_msg)
         case("import-never", n_msg)
+        case("reimport-never", n_msg)
         case("import-batch", n_msg)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -129,11 +136,12 @@ def main() -> None:
         "import messages/s (fsync never) / baseline write": rate["import-never"] / rate["baseline-write"],
         "import messages/s (fsync batch, default) / baseline write": rate["import-batch"] / rate["baseline-write"],
         "import / streaming parse alone": rate["import-never"] / rate["parse"],
+        "re-import of the same export (adds nothing) / baseline write": rate["reimport-never"] / rate["baseline-write"],
     }
     print("\nratios (goal: import and append ≥ 0.80 of the baseline; peak RSS < 500 MB)")
     for k, v in ratios.items():
         print(f"  {k:<62} {v:6.2f}")
-    print(f"  peak RSS of the import: {max(rss_of['import-never'], rss_of['import-batch']):.0f} MB")
+    print(f"  peak RSS of an import: {max(rss_of[k] for k in rss_of if 'import' in k):.0f} MB")
     print(json.dumps({"bench": "import", "messages": n_msg, "ratios": ratios, "events_per_s": rate,
                       "peak_rss_mb": rss_of}))
 
