@@ -338,3 +338,34 @@ def test_export_folder_and_html_export(root, tmp_path):
 def test_help_has_an_example():
     r = run("import", "telegram-desktop", "--help")
     assert r.exit_code == 0 and "Example" in r.output
+
+
+def test_bot_chat_without_user_messages_needs_chat_id(root, tmp_path):
+    # derived from the hand-written fixture: only the bot's own messages remain, so the user's id is not in the file
+    doc = orjson.loads((FIX / "bot_dm" / "result.json").read_bytes())
+    doc["messages"] = [m for m in doc["messages"] if m.get("from_id") == "user7012345678"]
+    path = tmp_path / "result.json"
+    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    r = imp(root, path)
+    assert r.exit_code == 2 and "--chat-id" in r.stderr
+    r = imp(root, path, "--chat-id", "100200300", "--json")
+    assert r.exit_code == 0 and summary(r)["added"] == 3
+    assert [x[1] for x in rows(root)] == ["100200300"] * 3
+
+
+def test_chat_id_that_selects_nothing_exits_1(root):
+    before = snapshot(root)
+    r = imp(root, FIX / "group", "--bot-id", BOT, "--chat-id", "-1009999")
+    assert r.exit_code == 1 and "nothing imported" in r.stderr
+    assert snapshot(root) == before
+
+
+def test_progress_meter_on_a_terminal(capsys):
+    from eventlog.cli.importer import _Progress
+
+    meter = _Progress()
+    meter("checking", 0, 8 << 20)
+    meter("importing", 8 << 20, 8 << 20)
+    meter.close()
+    err = capsys.readouterr().err
+    assert "checking:   0% (0 of 8 MiB)" in err and "importing: 100% (8 of 8 MiB)" in err
