@@ -175,14 +175,18 @@ def bot_ids_in_log(root: Path, chat_ids: Iterable[str]) -> set[int]:
     found: set[int] = set()
     for chat in chat_ids:
         for lf in log_files(root, chat, channel="telegram"):
+            hits = set()
             for _, line in iter_lines(lf.path, lf.relpath):
-                if b'"is_bot":true' not in line:
+                if b'"is_bot":true' not in line:  # most lines are skipped without parsing
                     continue
                 try:
                     ev = orjson.loads(line)
                 except orjson.JSONDecodeError:
                     continue
-                found.update(_bot_ids_of(ev))
+                hits.update(_bot_ids_of(ev))
+            found |= hits
+            if hits:
+                break  # one day file that names the bot is enough for this chat
     return found
 
 
