@@ -369,3 +369,21 @@ def test_progress_meter_on_a_terminal(capsys):
     meter.close()
     err = capsys.readouterr().err
     assert "checking:   0% (0 of 8 MiB)" in err and "importing: 100% (8 of 8 MiB)" in err
+
+
+def test_readme_examples_run(tmp_path):
+    # the README's import examples, each on the fixture of its kind (their paths are a user's download folders)
+    import shlex
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = text.split("## Import: history from before the tap", 1)[1].split("\n## ", 1)[0]
+    lines = [x.split("#")[0].strip() for x in section.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()]
+    kinds = [FIX / "bot_dm", FIX / "bot_dm", FIX / "account"]
+    assert len(lines) == len(kinds)
+    root = tmp_path / "root"
+    root.mkdir()
+    for line, path in zip(lines, kinds):
+        argv = shlex.split(line)[1:]
+        argv[2] = str(path)
+        r = CliRunner().invoke(cli, argv + ["--root", str(root)], catch_exceptions=False)
+        assert r.exit_code == 0, (line, r.output)
