@@ -387,3 +387,20 @@ def test_readme_examples_run(tmp_path):
         argv[2] = str(path)
         r = CliRunner().invoke(cli, argv + ["--root", str(root)], catch_exceptions=False)
         assert r.exit_code == 0, (line, r.output)
+
+
+def test_supergroup_with_its_migrated_basic_group_history(root):
+    # tdesktop lists the old basic group's messages first, ids shifted by -10^9 (AdjustMigrateMessageIds); they are
+    # the exporter's per-account numbers, merged by (message_id, time), not by message_id alone
+    r = imp(root, FIX / "migrated", "--bot-id", BOT, "--json")
+    assert r.exit_code == 0, r.output
+    assert summary(r)["added"] == 5
+    assert [(x[0], x[1], x[2], x[4], x[5]) for x in rows(root)] == [
+        ("2025-12-01T09:00:00Z", "-1001444555666", "in", -999999999, "Старая группа: привет"),
+        ("2025-12-01T09:05:00Z", "-1001444555666", "out", -999999998, "Привет из старой группы"),
+        ("2025-12-02T10:30:00Z", "-1001444555666", "in", 2, "Теперь мы супергруппа 🎉"),
+    ]
+    before = snapshot(root)
+    r = imp(root, FIX / "migrated", "--bot-id", BOT, "--json")
+    assert summary(r)["added"] == 0 and summary(r)["duplicates"] == 5
+    assert snapshot(root) == before

@@ -9,6 +9,8 @@ date range. Three kinds of key, because Telegram numbers messages two ways:
   their content: (direction, text as shown) at Telegram's own time (inbound: the update's `date`) or, for what the bot
   sent, within SENT_WINDOW seconds before the tap logged the call (the tap stamps after Telegram answers). Earlier
   imports' texts are keyed the same way, so another member's export of the same basic group is recognised too.
+A supergroup export that includes the basic group it was migrated from lists that group's messages with ids shifted
+by -10^9 (tdesktop AdjustMigrateMessageIds): negative ids are per-account numbers and take the second rule.
 """
 from __future__ import annotations
 
@@ -75,7 +77,7 @@ class Known:
         if isinstance(source, str) and source.startswith("import:"):
             if not isinstance(mid, int) or isinstance(mid, bool):
                 return
-            if self.shared_ids:
+            if self.shared_ids and mid > 0:
                 self.ids.add(_id_key(direction, mid))
             elif isinstance(ev.get("ts"), str):
                 secs = _unix(ev["ts"])
@@ -118,7 +120,7 @@ class Known:
         """Is this imported event (Telegram time `secs`) already in the log?"""
         mid = ev["message_id"]
         direction = ev["direction"]
-        if self.shared_ids:
+        if self.shared_ids and mid > 0:
             return _id_key(direction, mid) in self.ids
         if mid << 36 | secs in self.imported:
             return True
@@ -139,7 +141,7 @@ class Known:
 
     def remember(self, ev: dict[str, Any], secs: int) -> None:
         """An event this import writes: a malformed export listing a message twice must not add it twice."""
-        if self.shared_ids:
+        if self.shared_ids and ev["message_id"] > 0:
             self.ids.add(_id_key(ev["direction"], ev["message_id"]))
         else:
             self.imported.add(ev["message_id"] << 36 | secs)

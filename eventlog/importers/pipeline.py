@@ -274,7 +274,7 @@ def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None =
                 rec = x.value
                 if rec["type"] == "unsupported":
                     continue
-                if known.shared_ids:  # decided by (direction, message_id) alone: no need to build a duplicate
+                if known.shared_ids and rec["id"] > 0:  # decided by (direction, message_id): no need to build it
                     peer = rec.get("from_id" if rec["type"] == "message" else "actor_id")
                     out = outcome.plan.bot_peer is not None and peer == outcome.plan.bot_peer
                     if known.has_id("out" if out else "in", rec["id"]):
