@@ -306,7 +306,10 @@ def _bad_cases(tmp_path: Path) -> list[tuple[Path, str]]:
         cases.append((p, "export"))
     for name, data, msg in (("array.json", b"[1, 2]", "not a Telegram Desktop export"), ("empty.json", b"", "empty"),
                             ("latin1.json", '{"name": "Ä"}'.encode("latin-1"), "not UTF-8"),
-                            ("surrogate.json", src.replace("Скан страницы 1".encode(), b"\\ud800"), "surrogate")):
+                            ("surrogate.json", src.replace("Скан страницы 1".encode(), b"\\ud800"), "surrogate"),
+                            ("bigint.json", src.replace(b'"photo_file_size": 123456', b'"photo_file_size": 1' + b"0" * 25),
+                             "64-bit"),
+                            ("future.json", src.replace(b'"1772355600"', b'"999999999999"'), "out of range")):
         p = tmp_path / name
         p.write_bytes(data)
         cases.append((p, msg))

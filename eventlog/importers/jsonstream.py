@@ -23,6 +23,7 @@ MAX_RECORD = 256 << 10  # characters; Telegram caps a message at 4096 characters
 # and this bound keeps the event (record + flattened text, ≤ 4 bytes a character) under the writer's 4 MiB line limit
 MAX_VALUE = 64 << 20  # any other value we must read (personal_information, contacts, …)
 _WS = re.compile(r"[ \t\n\r]*")
+_SUSPECT = re.compile(r"\\u|[0-9]{19}")
 _SEP = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
@@ -42,7 +43,8 @@ class Item:
     value: Any = None
     section: str | None = None
     size: int = 0
-    escapes: bool = False  # the record's JSON has \u escapes (tdesktop writes none but \u2028/\u2029)
+    check: bool = False  # the record's JSON has \u escapes (tdesktop writes none but \u2028/\u2029) or a run of 19+
+    # digits (an integer orjson cannot write back): the caller re-encodes such a record before trusting it
 
 
 class _Reader:
@@ -201,8 +203,7 @@ class Walk:
             if m is None:  # the record or its separator crosses the end of the buffer (or the input is bad)
                 rec, size = r.value(MAX_RECORD)
                 start = r.pos - size
-                escapes = r.buf.find("\\u", start, r.pos) >= 0
-                yield Item("message", value=rec, size=size, escapes=escapes)
+                yield Item("message", value=rec, size=size, check=_SUSPECT.search(r.buf, start, r.pos) is not None)
                 if r.expect(",]") == "]":
                     return
                 r.peek()
@@ -212,7 +213,7 @@ class Walk:
                 raise BadExport(f"a record at {r.where()} is larger than {MAX_RECORD >> 10} KiB characters: "
                                 "not a Telegram Desktop export record")
             r.pos = m.end()
-            yield Item("message", value=rec, size=size, escapes=buf.find("\\u", pos, end) >= 0)
+            yield Item("message", value=rec, size=size, check=_SUSPECT.search(buf, pos, end) is not None)
             if m[1] == "]":
                 return
 

@@ -140,12 +140,13 @@ def scan(path: Path, progress: Progress | None = None) -> tuple[list[ChatInfo], 
                 rec = x.value
                 where = f"chat {info.export_id if info.export_id is not None else '#' + str(info.index + 1)}"
                 rtype, date = check_record(rec, where)
-                if x.escapes:
+                if x.check:
                     try:
                         orjson.dumps(rec)
-                    except orjson.JSONEncodeError:
-                        raise BadExport(f"{where}, message {rec['id']}: text with a lone UTF-16 surrogate "
-                                        "(not valid Unicode)") from None
+                    except orjson.JSONEncodeError as exc:
+                        reason = "text with a lone UTF-16 surrogate (not valid Unicode)" if "surrogate" in str(exc) \
+                            else str(exc)
+                        raise BadExport(f"{where}, message {rec['id']}: {reason}") from None
                 info.records += 1
                 if rtype == "unsupported":
                     info.unsupported += 1

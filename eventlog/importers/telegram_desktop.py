@@ -21,6 +21,7 @@ CHANNEL_TYPES = {"private_supergroup", "public_supergroup", "private_channel", "
 CHAT_TYPES = USER_TYPES | BASIC_GROUP_TYPES | CHANNEL_TYPES
 # A Bot API supergroup/channel id is -(10^12 + bare id) (TDLib DialogId: ZERO_CHANNEL_ID = -1000000000000).
 CHANNEL_SHIFT = 1_000_000_000_000
+MAX_UNIX = 253402300799  # 9999-12-31T23:59:59Z: the log's timestamps have four-digit years
 _PEER = re.compile(r"(user|chat|channel)([0-9]{1,15})")
 # Message fields that describe attached media (SerializeMessage, the media match): kept as markers, never bytes.
 MEDIA_KEYS = frozenset(("photo", "photo_file_size", "file", "file_name", "file_size", "thumbnail", "thumbnail_file_size",
@@ -100,6 +101,8 @@ def _unix(rec: dict[str, Any], key: str, where: str) -> int | None:
     if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, str) and 0 < len(v) <= 12 and v.isascii()
                                                               and v.isdigit())):
         raise BadExport(f"{where}: {key} is not a unix time: {str(v)[:30]!r}")
+    if not 0 <= int(v) <= MAX_UNIX:
+        raise BadExport(f"{where}: {key} is out of range: {v}")
     return int(v)
 
 
