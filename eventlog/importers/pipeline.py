@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from ..errors import EventlogError
-from ..layout import day_relpath
+from ..layout import day_relpath, parse_relpath
 from . import merge
 from .jsonstream import BadExport, Walk
 from .telegram_desktop import (BASIC_GROUP_TYPES, CHANNEL_TYPES, CHAT_TYPES, ChatInfo, ChatPlan, bot_api_chat_id,
@@ -296,8 +296,22 @@ def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None =
     if walk2.sha256 != walk1.sha256:
         raise EventlogError(f"{src} changed while it was imported; run the import again (it adds only what is missing)")
     if log is not None and touched:
-        from ..seal import seal_files
-
-        today = datetime.now(timezone.utc).strftime("%Y/%m/%d")
-        seal_files(log, sorted(r for r in touched if not r.endswith(today + ".jsonl")))
+        _seal_touched(log, touched)
     return result
+
+
+def _seal_touched(log: Any, touched: set[str]) -> None:
+    """Seal the closed days the import wrote to, unless their seal already covers the file (the writer auto-seals a
+    day when the chat gets a later one, and extends a sealed day it appends to): a stat instead of a re-read."""
+    from ..seal import seal_files, sealed_index
+
+    today = datetime.now(timezone.utc).strftime("%Y/%m/%d") + ".jsonl"
+    pending = []
+    for rel in sorted(touched):
+        parsed = parse_relpath(rel)
+        if rel.endswith(today) or parsed is None:
+            continue
+        sealed = sealed_index(log.root, parsed[0], parsed[1]).get(rel)
+        if sealed is None or sealed["bytes"] != os.path.getsize(log.root / rel):
+            pending.append(rel)
+    seal_files(log, pending)
