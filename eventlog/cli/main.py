@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "eventlog.cli.dlp",
     "eventlog.cli.patch",
     "eventlog.cli.forget",
+    "eventlog.cli.importer",
 ]
 
 for _name in COMMAND_MODULES:

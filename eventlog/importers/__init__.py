@@ -1,0 +1,1 @@
+"""Importers: history from before the tap, brought into the log through the writer (docs/import.md)."""
