@@ -155,8 +155,10 @@ def plugin_entry(command: list[str], options: dict[str, Any]) -> dict[str, Any]:
 
 
 def default_command() -> list[str]:
-    """How the plugin starts this installation's eventlog: the interpreter it runs under (venv or wheel install)."""
-    return [sys.executable, "-m", "eventlog"]
+    """How the plugin starts this installation's eventlog: the interpreter it runs under (venv or wheel install).
+    `-P` keeps the working directory off sys.path, so a directory named `eventlog` there (the log root under
+    ~/.openclaw, say) cannot shadow the package."""
+    return [sys.executable, "-P", "-m", "eventlog"]
 
 
 def add_entries(doc: dict[str, Any], pdir: Path, entry: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,12 @@
 // Any failure becomes a short text for the model; the turn goes on.
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+// Children run in this plugin's directory, not the gateway's working directory: `python -m eventlog` started in a
+// directory holding the log root (`eventlog/`, e.g. ~/.openclaw) would import that directory instead of the package.
+const CHILD_CWD = dirname(fileURLToPath(import.meta.url));
 
 const PLUGIN_ID = "eventlog-recall";
 const DEFAULT_TIMEOUT_MS = 30000;
@@ -107,7 +113,7 @@ function callOnce(config, request) {
   return new Promise((resolve, reject) => {
     let child;
     try {
-      child = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], shell: false });
+      child = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], shell: false, cwd: CHILD_CWD });
     } catch (err) {
       reject(err);
       return;
@@ -152,7 +158,7 @@ class Helper {
 
   start() {
     const [bin, args] = baseArgs(this.config, "serve");
-    const child = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], shell: false });
+    const child = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], shell: false, cwd: CHILD_CWD });
     this.child = child;
     this.buf = "";
     const maxOut = this.config.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
@@ -176,9 +182,14 @@ class Helper {
         }
       }
     });
-    child.stderr.on("data", () => {});
+    let stderr = "";
+    child.stderr.on("data", (b) => { stderr = (stderr + b.toString("utf8")).slice(-2000); });
     child.on("error", (err) => this.fail(err));
-    child.on("close", () => { if (this.child === child) this.fail(new Error("the eventlog helper exited")); });
+    child.on("close", (code) => {
+      if (this.child !== child) return;
+      const last = stderr.trim().split("\n").pop();
+      this.fail(new Error(`the eventlog helper exited (${last ? last.slice(0, 300) : `exit code ${code}`})`));
+    });
     child.stdin.on("error", () => {});
     child.unref();
     for (const s of [child.stdin, child.stdout, child.stderr]) s?.unref?.();
