@@ -325,3 +325,12 @@ def test_plugin_fails_soft(log: tuple[Path, dict[str, Any]], tmp_path: Path) -> 
         (out,) = run_plugin(node, tmp_path, cfg, [["eventlog_search", dm, {"query": "wifi"}]],
                             {"EVENTLOG_ROOT": str(root)})
         assert not out["details"]["ok"] and words in out["text"] and "could not check the history" in out["text"]
+
+
+def test_the_question_being_answered_is_left_out(log: tuple[Path, dict[str, Any]]) -> None:
+    root, d = log
+    # "unrelated chatter about lunch" is the newest message 111 sent: the one the agent is answering
+    out = handle({"tool": "search", "args": {"query": "lunch"}, "chat": "111", "requester": "111"}, root)
+    assert out["ok"] and out["hits"] == 0
+    out = handle({"tool": "search", "args": {"query": "lunch"}, "chat": "111", "requester": "5"}, root)
+    assert out["ids"] == [d["ids"][3]]

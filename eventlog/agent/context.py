@@ -108,3 +108,23 @@ def _load(line: bytes) -> Any:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return None
+
+
+def current_message(root: Path, chat: str, requester: str, days: int = 2) -> str | None:
+    """Id of the newest message this sender sent to this chat — the one the agent is answering right now (the tap
+    logs every inbound message before the agent sees it), so a search can leave the question itself out. Only the
+    chat's newest `days` day files are read."""
+    files = sorted(f for f in log_files(root, chat=[chat]) if f.channel != "system")[-days:]
+    for lf in reversed(files):
+        last = None
+        for _, line in iter_lines(lf.path):
+            if b'"message:received"' not in line:
+                continue
+            ev = _load(line)
+            frm = ev.get("from") if isinstance(ev, dict) else None
+            if _is_message(ev) and ev.get("event") == "message:received" and isinstance(frm, dict) \
+                    and str(frm.get("id")) == str(requester):
+                last = ev.get("id")
+        if last:
+            return last
+    return None

@@ -65,7 +65,8 @@ def query_words(query: str) -> list[str]:
 
 def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] | None = None,
          since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10,
-         on_problem: Callable[[str], None] | None = None) -> Ranked:
+         exclude: str | None = None, on_problem: Callable[[str], None] | None = None) -> Ranked:
+    """The best `limit` messages for `query`; `exclude`: an event id to leave out (the question being answered)."""
     words = query_words(query)
     if not words:
         return Ranked([], 0, [], [])
@@ -83,6 +84,8 @@ def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] |
                 if n > COMMON_CAP:
                     break
                 key = h.event.get("id") or f"{h.relpath}:{h.line}"
+                if key == exclude:
+                    continue
                 f = found.get(key)
                 if f is None:
                     f = found[key] = Found(_lite(h.event))

@@ -157,9 +157,17 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
         if ranked is None:
             used = "text"
             notes.append(f"hybrid search is not available ({why}); used text search")
+    # The question being answered is in the log already (the tap writes it before the agent sees it): leave it out.
+    skip = None
+    if req.get("chat") and req.get("requester") is not None:
+        from .context import current_message
+
+        skip = current_message(root, str(req["chat"]), str(req["requester"]))
     if ranked is None:
         ranked = rank(root, query, mode=used, chats=chats, since=since, until=until, direction=direction or None,
-                      limit=limit)
+                      limit=limit, exclude=skip)
+    elif skip:
+        ranked.hits = [f for f in ranked.hits if f.event.get("id") != skip]
     if ranked.common:
         notes.append("too common to rank by, ignored: " + ", ".join(ranked.common))
     where = "all chats" if scope == "all" else f"this chat ({req.get('channel') or 'telegram'} {chats[0]})"

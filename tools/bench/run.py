@@ -1,6 +1,6 @@
 """`make bench`: every benchmark, each beside its baseline in the same run; output teed to bench-results/.
 
-    python tools/bench/run.py [--only store,dlp,recall,js_writer,tap,gateway,rebase] [--quick]
+    python tools/bench/run.py [--only store,dlp,recall,js_writer,tap,gateway,rebase,agent] [--quick]
 
 --quick shrinks the corpora (minutes instead of the full ~1 M-event recall corpus); the numbers in
 docs/benchmarks.md come from full runs.
@@ -27,6 +27,7 @@ BENCHES = {
     "tap": ([NODE, "tools/bench/tap_overhead.mjs"], ["--calls", "1000", "--rounds", "3"]),
     "gateway": ([PY, "tools/bench/tap_gateway.py"], ["--rounds", "4"]),
     "rebase": ([PY, "tools/bench/tap_rebase.py"], []),
+    "agent": ([PY, "tools/bench/agent.py"], ["--chats", "40", "--days", "90", "--calls", "16"]),
 }
 
 
