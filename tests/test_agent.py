@@ -334,3 +334,34 @@ def test_the_question_being_answered_is_left_out(log: tuple[Path, dict[str, Any]
     assert out["ok"] and out["hits"] == 0
     out = handle({"tool": "search", "args": {"query": "lunch"}, "chat": "111", "requester": "5"}, root)
     assert out["ids"] == [d["ids"][3]]
+
+
+@pytest.mark.parametrize("sub", ["install", "uninstall", "status", "call", "serve", "search", "context"])
+def test_every_agent_command_has_help_with_an_example(sub: str) -> None:
+    r = CliRunner().invoke(cli, ["agent", sub, "--help"], catch_exceptions=False)
+    assert r.exit_code == 0 and "Example" in r.output and "eventlog agent" in r.output
+
+
+def test_call_and_serve_speak_json(log: tuple[Path, dict[str, Any]]) -> None:
+    root, d = log
+    run = CliRunner().invoke
+    r = run(cli, ["agent", "call", "--root", str(root)], input="not json", catch_exceptions=False)
+    assert r.exit_code == 2 and "not JSON" in r.output
+    req = {"tool": "search", "args": {"query": "wifi"}, "chat": "111"}
+    r = run(cli, ["agent", "serve", "--root", str(root)],
+            input=json.dumps({**req, "seq": 7}) + "\n\nnope\n" + json.dumps(req) + "\n", catch_exceptions=False)
+    lines = [json.loads(ln) for ln in r.output.splitlines()]
+    assert r.exit_code == 0 and len(lines) == 3 and lines[2]["ok"]
+    assert lines[0]["seq"] == 7 and lines[0]["ids"] == [d["ids"][1], d["ids"][0]]  # equal scores: newest first
+    assert not lines[1]["ok"] and "seq" not in lines[1]
+
+
+def test_status_cli_exit_codes(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    cfg = tmp_path / "openclaw.json"
+    run = CliRunner().invoke
+    r = run(cli, ["agent", "status", "--config", str(cfg)], env=env, catch_exceptions=False)
+    assert r.exit_code == 1 and "not registered" in r.output
+    assert run(cli, ["agent", "install", "--config", str(cfg)], env=env, catch_exceptions=False).exit_code == 0
+    r = run(cli, ["agent", "status", "--config", str(cfg), "--json"], env=env, catch_exceptions=False)
+    assert r.exit_code == 0 and json.loads(r.output)["ok"] is True

@@ -216,7 +216,7 @@ def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True
     t_start = time.time()
     tool = req.get("tool")
     try:
-        root = root or resolve_root(req.get("root") or None)
+        root = root or resolve_root()
         if tool not in ("search", "context"):
             raise ToolError(f"unknown tool {tool!r}")
         if not (root / "raw").is_dir():
@@ -231,6 +231,11 @@ def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True
         out = {"ok": False, "hits": 0, "ids": [], "error": f"{type(exc).__name__}: {exc}",
                "error_kind": type(exc).__name__,
                "text": f"eventlog_{tool}: the log could not be searched ({type(exc).__name__}: {exc}). "
+                       "Answer without it and say the history was unavailable."}
+    except Exception as exc:  # noqa: BLE001 — a bug here must not end the helper or the model's turn
+        out = {"ok": False, "hits": 0, "ids": [], "error": f"internal error: {type(exc).__name__}: {exc}",
+               "error_kind": type(exc).__name__,
+               "text": f"eventlog_{tool}: the log could not be searched (internal error {type(exc).__name__}). "
                        "Answer without it and say the history was unavailable."}
     t0 = req.get("t0_ms")
     out["latency_ms"] = round(time.time() * 1000 - t0) if isinstance(t0, (int, float)) else round(

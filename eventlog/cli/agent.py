@@ -167,6 +167,7 @@ def serve(root: Path) -> None:
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
+        req = None
         try:
             req = orjson.loads(line)
             out = handle(req, root) if isinstance(req, dict) else {"ok": False, "error": "not an object"}

@@ -156,6 +156,11 @@ def ask(g: AgentGateway, uid: int, question: str, tool: str, args: dict[str, Any
     name, result = llm.wait_tool_result(n, timeout=240)
     assert name == tool
     reply = g.wait_reply(target, since=mark, contains="log", timeout=240)
+    # hideFromChannelProgress: no "Working…" progress message reached the chat while the tool ran
+    before = [r.text() for r in g.telegram.calls(since=mark) if r.index < reply.index
+              and r.method in ("sendMessage", "editMessageText")
+              and str((r.body if isinstance(r.body, dict) else {}).get("chat_id")) == str(target)]
+    assert before == [], before
     return result, reply, first.body
 
 
