@@ -365,3 +365,25 @@ def test_status_cli_exit_codes(tmp_path: Path) -> None:
     assert run(cli, ["agent", "install", "--config", str(cfg)], env=env, catch_exceptions=False).exit_code == 0
     r = run(cli, ["agent", "status", "--config", str(cfg), "--json"], env=env, catch_exceptions=False)
     assert r.exit_code == 0 and json.loads(r.output)["ok"] is True
+
+
+def test_search_reads_recent_windows_first(tmp_path: Path) -> None:
+    from datetime import date
+
+    from eventlog.agent.search import rank, windows
+
+    today = date(2026, 11, 30)
+    assert windows(None, None, today) == [(date(2026, 11, 24), None), (date(2026, 10, 31), None),
+                                          (date(2026, 8, 31), None), (None, None)]
+    assert windows(date(2026, 11, 1), None, today) == [(date(2026, 11, 24), None), (date(2026, 11, 1), None)]
+    root = tmp_path / "root"
+    w = EventLog(root)
+    old = w.append(msg("9", "2026-01-05T10:00:00Z", "deploy plan alpha"))["id"]
+    new = [w.append(msg("9", f"2026-11-2{d}T10:00:00Z", f"deploy plan beta {d}"))["id"] for d in (5, 8)]
+    only_old = w.append(msg("9", "2026-02-01T10:00:00Z", "the vintage word"))["id"]
+    r = rank(root, "deploy plan", chats=("9",), limit=2, today=today)
+    assert [f.event["id"] for f in r.hits] == new[::-1] and r.searched_since == date(2026, 11, 24)
+    r = rank(root, "deploy plan", chats=("9",), limit=3, today=today)
+    assert [f.event["id"] for f in r.hits] == [new[1], new[0], old] and r.searched_since is None
+    r = rank(root, "vintage", chats=("9",), today=today)
+    assert [f.event["id"] for f in r.hits] == [only_old] and r.total == 1

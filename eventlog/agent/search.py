@@ -5,20 +5,23 @@ content words (stop words dropped); each word is searched with `recall.search` â
 (so "password" also finds "passwords"), `fuzzy`: rapidfuzz word ratio (typos, word forms) â€” in the allowed chats and
 days. A message scores the sum over the words it contains of 1/log2(2 + how many messages contain that word), so rare
 words weigh more; ties go to the newest. A word found in more than `COMMON_CAP` messages stops counting (it cannot
-tell messages apart, and keeping its hits would cost memory): the result says so.
+tell messages apart, and keeping its hits would cost memory): the result says so. Dates are searched newest first in
+growing windows (a week, a month, a quarter, everything) until `limit` messages contain every word; the result says
+how far back it read when it stopped early.
 """
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import recall
 
 COMMON_CAP = 20_000
+WINDOWS = (7, 31, 92)  # days, newest first; then the whole range
 MAX_WORDS = 8
 _WORD = re.compile(r"\w+")
 # Words that say nothing about which message is meant (English and Russian), plus the routing words a model tends to
@@ -51,6 +54,7 @@ class Ranked:
     total: int                       # messages that matched at least one counted word
     words: list[str]                 # the words searched
     common: list[str]                # words dropped for being in > COMMON_CAP messages
+    searched_since: date | None = None  # set when the search stopped at a window: nothing older was read
 
 
 def query_words(query: str) -> list[str]:
@@ -63,48 +67,80 @@ def query_words(query: str) -> list[str]:
     return out[:MAX_WORDS]
 
 
+def windows(since: date | None, until: date | None, today: date | None = None
+            ) -> list[tuple[date | None, date | None]]:
+    """Date ranges to search, newest first: the last week, month, quarter, then everything (within since/until).
+    The last range is the whole asked range (a directory walk for rg, not tens of thousands of file names); what the
+    earlier ranges found is not counted twice."""
+    today = today or datetime.now(timezone.utc).date()
+    out: list[tuple[date | None, date | None]] = []
+    for days in WINDOWS:
+        s = today - timedelta(days=days - 1)
+        if since and s < since:
+            break
+        if until and s > until:
+            continue
+        out.append((s, until))
+    out.append((since, until))
+    return out
+
+
 def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] | None = None,
          since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10,
-         exclude: str | None = None, on_problem: Callable[[str], None] | None = None) -> Ranked:
-    """The best `limit` messages for `query`; `exclude`: an event id to leave out (the question being answered)."""
+         exclude: str | None = None, today: date | None = None,
+         on_problem: Callable[[str], None] | None = None) -> Ranked:
+    """The best `limit` messages for `query`; `exclude`: an event id to leave out (the question being answered).
+
+    Searched in growing date windows, newest first, until `limit` messages contain every (not too common) word: a
+    question about last week costs a week of files, and the COMMON_CAP messages kept for a very common word are the
+    newest ones, not the first chats' in file order."""
     words = query_words(query)
     if not words:
         return Ranked([], 0, [], [])
     found: dict[str, Found] = {}
-    df: dict[int, int] = {}
-    common: list[str] = []
-    for i, w in enumerate(words):
-        q = recall.GrepQuery(w, "fuzzy" if mode == "fuzzy" else "literal", ignore_case=True, chats=chats,
-                             since=since, until=until, direction=direction)
-        n = 0
-        hits = recall.search(root, q, on_problem)
-        try:
-            for h in hits:
-                n += 1
-                if n > COMMON_CAP:
-                    break
-                key = h.event.get("id") or f"{h.relpath}:{h.line}"
-                if key == exclude:
-                    continue
-                f = found.get(key)
-                if f is None:
-                    f = found[key] = Found(_lite(h.event))
-                f.words.add(i)
-        finally:
-            hits.close()
-        if n > COMMON_CAP and len(words) > 1:
-            common.append(w)
-            for f in found.values():
-                f.words.discard(i)
-        df[i] = n
-    weights = {i: 1.0 / math.log2(2 + df[i]) for i in df if words[i] not in common}
+    df = dict.fromkeys(range(len(words)), 0)
+    common: set[int] = set()
+    wins = windows(since, until, today)
+    stopped_at: date | None = None
+    for n_win, (s, u) in enumerate(wins):
+        for i, w in enumerate(words):
+            if i in common:
+                continue
+            q = recall.GrepQuery(w, "fuzzy" if mode == "fuzzy" else "literal", ignore_case=True, chats=chats,
+                                 since=s, until=u, direction=direction)
+            hits = recall.search(root, q, on_problem)
+            try:
+                for h in hits:
+                    key = h.event.get("id") or f"{h.relpath}:{h.line}"
+                    f = found.get(key)
+                    if key == exclude or (f is not None and i in f.words):
+                        continue  # the question itself, or found by an earlier (newer) window
+                    df[i] += 1
+                    if df[i] > COMMON_CAP:
+                        common.add(i)
+                        break
+                    if f is None:
+                        f = found[key] = Found(_lite(h.event))
+                    f.words.add(i)
+            finally:
+                hits.close()
+        active = [i for i in range(len(words)) if i not in common]
+        if not active or sum(1 for f in found.values() if all(i in f.words for i in active)) >= limit:
+            stopped_at = s if n_win < len(wins) - 1 else None
+            break
+    if len(words) > 1 and len(common) < len(words):
+        for f in found.values():
+            f.words -= common
+    else:
+        common = set()  # every word is common (or there is one): rank by them anyway, newest first
+    weights = {i: 1.0 / math.log2(2 + df[i]) for i in df if i not in common}
     kept = []
     for f in found.values():
         f.score = sum(weights.get(i, 0.0) for i in f.words)
         if f.score > 0:
             kept.append(f)
     kept.sort(key=lambda f: (-f.score, _neg_ts(f.event.get("ts"))))
-    return Ranked(kept[:limit], len(kept), words, common)
+    return Ranked(kept[:limit], len(kept), words, [words[i] for i in sorted(common)], stopped_at)
 
 
 def _neg_ts(ts: Any) -> tuple[int, ...]:

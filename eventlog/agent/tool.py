@@ -172,7 +172,9 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
         notes.append("too common to rank by, ignored: " + ", ".join(ranked.common))
     where = "all chats" if scope == "all" else f"this chat ({req.get('channel') or 'telegram'} {chats[0]})"
     words = ", ".join(ranked.words)
-    head = (f"eventlog_search: {ranked.total} message(s) match [{words}] in {where}, mode {used}; "
+    back = (f" since {ranked.searched_since.isoformat()} (older days not read: enough matches; pass until to look "
+            f"further back)") if ranked.searched_since else ""
+    head = (f"eventlog_search: {ranked.total} message(s) match [{words}] in {where}{back}, mode {used}; "
             f"showing {min(limit, len(ranked.hits))}, best first (ties: newest first).")
     lines = [line_for(scanner, f.event, ranked.words) for f in ranked.hits]
     if not lines:
