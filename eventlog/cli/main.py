@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "eventlog.cli.patch",
     "eventlog.cli.forget",
     "eventlog.cli.importer",
+    "eventlog.cli.agent",
 ]
 
 for _name in COMMAND_MODULES:

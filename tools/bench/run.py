@@ -1,6 +1,6 @@
 """`make bench`: every benchmark, each beside its baseline in the same run; output teed to bench-results/.
 
-    python tools/bench/run.py [--only store,dlp_external,dlp,recall,js_writer,tap,gateway,rebase,import] [--quick]
+    python tools/bench/run.py [--only NAME,NAME,...] [--quick]     (names: the keys of BENCHES below)
 
 --quick shrinks the corpora (minutes instead of the full ~1 M-event recall corpus); the numbers in
 docs/benchmarks.md come from full runs.
@@ -30,6 +30,7 @@ BENCHES = {
     "gateway": ([PY, "tools/bench/tap_gateway.py"], ["--rounds", "4"]),
     "rebase": ([PY, "tools/bench/tap_rebase.py"], []),
     "import": ([PY, "tools/bench/import.py"], ["--quick"]),
+    "agent": ([PY, "tools/bench/agent.py"], ["--chats", "40", "--days", "90", "--calls", "16"]),
 }
 
 

@@ -1,0 +1,130 @@
+"""The conversation around one event: `eventlog agent context ID` and the `eventlog_context` tool.
+
+An event id is a ULID whose first 48 bits are the time it was written, which is within a day of the event's `ts` for
+everything the tap writes — so the day files of that date (±1 day) are read first, and only if the id is not there
+every file in scope (imported history can carry old `ts` values under new ids). Then the message events (with a text)
+before and after it are taken from the same chat, continuing into earlier/later day files when one day runs out.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import EventlogError
+from ..layout import LogFile, log_files
+from ..reader import iter_lines
+from ..recall import MESSAGE_EVENTS
+
+ULID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
+_B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+MAX_AROUND = 20
+
+
+class ContextError(EventlogError):
+    """A malformed id."""
+
+
+@dataclass
+class Around:
+    target: dict[str, Any]
+    before: list[dict[str, Any]]
+    after: list[dict[str, Any]]
+
+
+def ulid_date(eid: str) -> date:
+    ms = 0
+    for c in eid[:10]:
+        ms = ms * 32 + _B32.index(c)
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).date()
+
+
+def _is_message(ev: Any) -> bool:
+    return isinstance(ev, dict) and ev.get("event") in MESSAGE_EVENTS and isinstance(ev.get("text"), str)
+
+
+def _find(root: Path, eid: str, chats: tuple[str, ...] | None) -> tuple[LogFile, int, dict[str, Any]] | None:
+    needle = b'"id":"' + eid.encode() + b'"'
+    d = ulid_date(eid)
+    chat_list = list(chats) if chats else None
+    near = list(log_files(root, chat=chat_list, since=d - timedelta(days=1), until=d + timedelta(days=1)))
+    seen = {lf.path for lf in near}
+    for files in (near, (lf for lf in log_files(root, chat=chat_list) if lf.path not in seen)):
+        for lf in files:
+            if lf.channel == "system":
+                continue
+            for num, line in iter_lines(lf.path):
+                if needle in line:
+                    ev = orjson.loads(line)
+                    if isinstance(ev, dict) and ev.get("id") == eid:
+                        return lf, num, ev
+    return None
+
+
+def around(root: Path, eid: str, *, before: int = 5, after: int = 5,
+           chats: tuple[str, ...] | None = None) -> Around | None:
+    """The event `eid` (only from `chats` when given) and up to before/after message events of its chat, in order."""
+    eid = eid.strip().upper()
+    if not ULID.match(eid):
+        raise ContextError(f"not an event id (a 26-character ULID): {eid[:40]!r}")
+    before, after = max(0, min(before, MAX_AROUND)), max(0, min(after, MAX_AROUND))
+    hit = _find(root, eid, chats)
+    if hit is None:
+        return None
+    lf, num, target = hit
+    files = [f for f in log_files(root, chat=[lf.chat_id]) if f.channel == lf.channel]
+    idx = next(i for i, f in enumerate(files) if f.path == lf.path)
+    prev: list[dict[str, Any]] = []
+    nxt: list[dict[str, Any]] = []
+    # Same file: everything before the line, everything after it.
+    for n, line in iter_lines(lf.path):
+        if n == num:
+            continue
+        ev = _load(line)
+        if not _is_message(ev):
+            continue
+        (prev if n < num else nxt).append(ev)
+    prev = prev[-before:] if before else []
+    nxt = nxt[:after]
+    i = idx - 1
+    while len(prev) < before and i >= 0:
+        msgs = [e for e in (_load(ln) for _, ln in iter_lines(files[i].path)) if _is_message(e)]
+        prev = msgs[-(before - len(prev)):] + prev
+        i -= 1
+    i = idx + 1
+    while len(nxt) < after and i < len(files):
+        msgs = [e for e in (_load(ln) for _, ln in iter_lines(files[i].path)) if _is_message(e)]
+        nxt += msgs[:after - len(nxt)]
+        i += 1
+    return Around(target, prev, nxt)
+
+
+def _load(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def current_message(root: Path, chat: str, requester: str, days: int = 2) -> str | None:
+    """Id of the newest message this sender sent to this chat — the one the agent is answering right now (the tap
+    logs every inbound message before the agent sees it), so a search can leave the question itself out. Only the
+    chat's newest `days` day files are read."""
+    files = sorted(f for f in log_files(root, chat=[chat]) if f.channel != "system")[-days:]
+    for lf in reversed(files):
+        last = None
+        for _, line in iter_lines(lf.path):
+            if b'"message:received"' not in line:
+                continue
+            ev = _load(line)
+            frm = ev.get("from") if isinstance(ev, dict) else None
+            if _is_message(ev) and ev.get("event") == "message:received" and isinstance(frm, dict) \
+                    and str(frm.get("id")) == str(requester):
+                last = ev.get("id")
+        if last:
+            return last
+    return None

@@ -1,0 +1,158 @@
+"""Ranked search for a question a model asks, on top of `eventlog.recall` (the one search implementation).
+
+A model asks in words ("what did we decide about the wifi password"), not in grep patterns. The question is cut into
+content words (stop words dropped); each word is searched with `recall.search` — `text`: case-insensitive substring
+(so "password" also finds "passwords"), `fuzzy`: rapidfuzz word ratio (typos, word forms) — in the allowed chats and
+days. A message scores the sum over the words it contains of 1/log2(2 + how many messages contain that word), so rare
+words weigh more; ties go to the newest. A word found in more than `COMMON_CAP` messages stops counting (it cannot
+tell messages apart, and keeping its hits would cost memory): the result says so. Dates are searched newest first in
+growing windows (a week, a month, a quarter, everything) until `limit` messages contain every word; the result says
+how far back it read when it stopped early.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import recall
+
+COMMON_CAP = 20_000
+WINDOWS = (7, 31, 92)  # days, newest first; then the whole range
+MAX_WORDS = 8
+_WORD = re.compile(r"\w+")
+# Words that say nothing about which message is meant (English and Russian), plus the routing words a model tends to
+# carry over from the user's question ("remember", "earlier", "yesterday").
+STOP = frozenset("""
+a an and are as at be been but by can could did do does for from had has have he her him his how i if in into is it
+its me my no not of on or our she so than that the their them then there these they this to us was we were what when
+where which who whom why will with would you your yes about again also any all just like said say tell told
+remember recall earlier before yesterday today last ago mentioned talked discussed decide decided chat message messages
+и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот от меня еще нет
+о из ему теперь когда даже ну вдруг ли если уже или ни быть был него до вас нибудь опять уж вам ведь там потом себя
+ничего ей может они тут где есть надо ней для мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж
+тогда кто этот того потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем всех
+никогда можно при наконец два об другой хоть после над больше тот через эти нас про всего них какая много разве три
+эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя такой им более всегда конечно всю между
+помнишь помню вспомни напомни вчера сегодня раньше говорили обсуждали решили сказал сказала писал писала
+""".split())
+
+
+@dataclass
+class Found:
+    event: dict[str, Any]
+    words: set[int] = field(default_factory=set)
+    score: float = 0.0
+
+
+@dataclass
+class Ranked:
+    hits: list[Found]
+    total: int                       # messages that matched at least one counted word
+    words: list[str]                 # the words searched
+    common: list[str]                # words dropped for being in > COMMON_CAP messages
+    searched_since: date | None = None  # set when the search stopped at a window: nothing older was read
+
+
+def query_words(query: str) -> list[str]:
+    toks = [t.lower() for t in _WORD.findall(query)]
+    words = [t for t in toks if t not in STOP and (len(t) > 1 or t.isdigit())] or [t for t in toks if t]
+    out: list[str] = []
+    for w in words:
+        if w not in out:
+            out.append(w)
+    return out[:MAX_WORDS]
+
+
+def windows(since: date | None, until: date | None, today: date | None = None
+            ) -> list[tuple[date | None, date | None]]:
+    """Date ranges to search, newest first: the last week, month, quarter, then everything (within since/until).
+    The last range is the whole asked range (a directory walk for rg, not tens of thousands of file names); what the
+    earlier ranges found is not counted twice."""
+    today = today or datetime.now(timezone.utc).date()
+    out: list[tuple[date | None, date | None]] = []
+    for days in WINDOWS:
+        s = today - timedelta(days=days - 1)
+        if since and s < since:
+            break
+        if until and s > until:
+            continue
+        out.append((s, until))
+    out.append((since, until))
+    return out
+
+
+def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] | None = None,
+         since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10,
+         exclude: str | None = None, today: date | None = None,
+         on_problem: Callable[[str], None] | None = None) -> Ranked:
+    """The best `limit` messages for `query`; `exclude`: an event id to leave out (the question being answered).
+
+    Searched in growing date windows, newest first, until `limit` messages contain every (not too common) word: a
+    question about last week costs a week of files, and the COMMON_CAP messages kept for a very common word are the
+    newest ones, not the first chats' in file order."""
+    words = query_words(query)
+    if not words:
+        return Ranked([], 0, [], [])
+    found: dict[str, Found] = {}
+    df = dict.fromkeys(range(len(words)), 0)
+    common: set[int] = set()
+    wins = windows(since, until, today)
+    stopped_at: date | None = None
+    for n_win, (s, u) in enumerate(wins):
+        for i, w in enumerate(words):
+            if i in common:
+                continue
+            q = recall.GrepQuery(w, "fuzzy" if mode == "fuzzy" else "literal", ignore_case=True, chats=chats,
+                                 since=s, until=u, direction=direction)
+            hits = recall.search(root, q, on_problem)
+            try:
+                for h in hits:
+                    key = h.event.get("id") or f"{h.relpath}:{h.line}"
+                    f = found.get(key)
+                    if key == exclude or (f is not None and i in f.words):
+                        continue  # the question itself, or found by an earlier (newer) window
+                    df[i] += 1
+                    if df[i] > COMMON_CAP:
+                        common.add(i)
+                        break
+                    if f is None:
+                        f = found[key] = Found(_lite(h.event))
+                    f.words.add(i)
+            finally:
+                hits.close()
+        active = [i for i in range(len(words)) if i not in common]
+        if not active or sum(1 for f in found.values() if all(i in f.words for i in active)) >= limit:
+            stopped_at = s if n_win < len(wins) - 1 else None
+            break
+    if len(words) > 1 and len(common) < len(words):
+        for f in found.values():
+            f.words -= common
+    else:
+        common = set()  # every word is common (or there is one): rank by them anyway, newest first
+    weights = {i: 1.0 / math.log2(2 + df[i]) for i in df if i not in common}
+    kept = []
+    for f in found.values():
+        f.score = sum(weights.get(i, 0.0) for i in f.words)
+        if f.score > 0:
+            kept.append(f)
+    kept.sort(key=lambda f: (-f.score, _neg_ts(f.event.get("ts"))))
+    return Ranked(kept[:limit], len(kept), words, [words[i] for i in sorted(common)], stopped_at)
+
+
+def _neg_ts(ts: Any) -> tuple[int, ...]:
+    """Sort key putting later RFC 3339 UTC times first (they compare as strings)."""
+    return tuple(-ord(c) for c in ts) if isinstance(ts, str) else ()
+
+
+def _lite(ev: dict[str, Any]) -> dict[str, Any]:
+    """What a result line needs; the rest of the event (raw update, payload) is not kept in memory."""
+    keep = ("id", "ts", "chat_id", "channel", "direction", "from", "text", "event", "update_type")
+    out = {k: ev[k] for k in keep if k in ev}
+    payload = ev.get("payload")
+    if isinstance(payload, dict) and payload.get("parse_mode"):
+        out["parse_mode"] = payload["parse_mode"]
+    return out

@@ -1,0 +1,251 @@
+"""One tool call of the recall plugin: scope, search or context, DLP redaction, size caps, the `recall:query` event.
+
+The plugin (plugin/index.mjs) sends one request object, built from the gateway's trusted context and the model's
+arguments:
+
+    {"tool": "search" | "context", "args": {...the model's arguments...},
+     "chat": "<chat id of this conversation, from the gateway>" | null, "channel": "telegram",
+     "all_allowed": <bool: the sender is the owner or on the plugin's allowlist>,
+     "requester": "<sender id>" | null, "t0_ms": <epoch ms when the plugin got the call>, "origin": {...}}
+
+and gets back `{"ok": bool, "text": <what the model reads>, "hits": n, "ids": [...], "scope": ..., ...}`. Nothing the
+model sends can widen the scope: `args.scope = "all"` is honoured only with `all_allowed`, and the chat is always the
+request's `chat`. Every line shown passes the DLP scanner and is redacted; the whole text is capped.
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from ..errors import EventlogError
+from ..layout import parse_when, resolve_root
+
+MAX_LIMIT = 50
+DEFAULT_LIMIT = 10
+SNIPPET_CHARS = 320
+LINE_CHARS = 480
+TEXT_CAP = 12_000
+MODES = ("text", "fuzzy", "hybrid")
+CANNOT_SEE = ("The log holds Telegram messages received and sent since the eventlog tap was installed; it cannot see "
+              "other channels, tool outputs, files' contents, or chats outside your scope.")
+_TAG = re.compile(r"<[^>]*>")
+
+
+class ToolError(EventlogError):
+    """Bad arguments from the model: reported to it as text, never raised into the turn."""
+
+
+def _scanner(root: Path) -> Any:
+    from ..dlp.engine import open_scanner
+
+    return open_scanner(root, os.environ.get("EVENTLOG_DLP_RULES") or None)
+
+
+def redact(scanner: Any, text: str) -> str:
+    res = scanner.scan(text)
+    return scanner.redact(text, res.findings)[0]
+
+
+def _plain(ev: dict[str, Any]) -> str:
+    text = ev.get("text") if isinstance(ev.get("text"), str) else ""
+    if ev.get("parse_mode") == "HTML" or (ev.get("direction") == "out" and "</" in text):
+        text = html.unescape(_TAG.sub("", text))
+    return text
+
+
+def _sender(ev: dict[str, Any]) -> str:
+    frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
+    if frm.get("username"):
+        return "@" + str(frm["username"])
+    if frm.get("name"):
+        return str(frm["name"])
+    if frm.get("id") is not None:
+        return str(frm["id"])
+    return "assistant" if ev.get("direction") == "out" else "?"
+
+
+def _window(text: str, words: list[str]) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= SNIPPET_CHARS:
+        return flat
+    low = flat.lower()
+    pos = min((p for p in (low.find(w) for w in words) if p >= 0), default=0)
+    start = max(0, min(pos - SNIPPET_CHARS // 3, len(flat) - SNIPPET_CHARS))
+    cut = flat[start:start + SNIPPET_CHARS]
+    return ("…" if start else "") + cut + ("…" if start + SNIPPET_CHARS < len(flat) else "")
+
+
+def line_for(scanner: Any, ev: dict[str, Any], words: list[str] | None = None, *, full: bool = False) -> str:
+    """`[<event id>] <time> <in|out> <sender>: <snippet>`; the text is redacted before it is cut, the line after."""
+    body = redact(scanner, _plain(ev))
+    body = " ".join(body.split()) if full else _window(body, words or [])
+    ts = ev.get("ts") if isinstance(ev.get("ts"), str) else "?"
+    when = ts[:16].replace("T", " ") + "Z" if len(ts) >= 16 else ts
+    line = redact(scanner, f"[{ev.get('id')}] {when} {ev.get('direction') or '?'} {_sender(ev)}: {body}")
+    return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…"
+
+
+def _cap(header: str, lines: list[str], more: int) -> tuple[str, int]:
+    out, size, shown = [header], len(header), 0
+    for ln in lines:
+        if size + len(ln) + 1 > TEXT_CAP:
+            break
+        out.append(ln)
+        size += len(ln) + 1
+        shown += 1
+    hidden = len(lines) - shown + more
+    if hidden > 0:
+        out.append(f"(… {hidden} more not shown; narrow the query or the dates)")
+    return "\n".join(out), shown
+
+
+def _date(v: Any, name: str) -> date | None:
+    if v in (None, ""):
+        return None
+    try:
+        return parse_when(str(v))
+    except EventlogError:
+        raise ToolError(f"{name} must be a date like 2026-11-30, 'yesterday' or '7d', not {str(v)[:40]!r}") from None
+
+
+def resolve_scope(req: dict[str, Any]) -> tuple[str, tuple[str, ...] | None, str | None]:
+    """(scope used, chats to search or None for all, a note for the model)."""
+    args = req.get("args") or {}
+    chat = req.get("chat")
+    wants_all = args.get("scope") == "all"
+    if wants_all and req.get("all_allowed") is True:
+        return "all", None, None
+    note = "scope 'all' is only for the owner; searched this chat only." if wants_all else None
+    if not chat or not re.fullmatch(r"-?\d{1,20}|[A-Za-z0-9_.@-]{1,64}", str(chat)):
+        raise ToolError("this conversation has no chat id the gateway vouches for, so there is no chat to search "
+                        "(the tool only searches the chat it is used in)")
+    return "chat", (str(chat),), note
+
+
+def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
+    from .search import rank
+
+    args = req.get("args") or {}
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("query is required: the words to look for")
+    mode = args.get("mode") or "text"
+    if mode not in MODES:
+        raise ToolError(f"mode must be one of {', '.join(MODES)}")
+    limit = args.get("limit", DEFAULT_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit < 1:
+        raise ToolError(f"limit must be a number from 1 to {MAX_LIMIT}")
+    limit = min(int(limit), MAX_LIMIT)
+    direction = args.get("direction")
+    if direction not in (None, "", "in", "out"):
+        raise ToolError("direction must be 'in' (messages the agent received) or 'out' (messages it sent)")
+    since, until = _date(args.get("since"), "since"), _date(args.get("until"), "until")
+    scope, chats, note = resolve_scope(req)
+    notes = [note] if note else []
+    used = mode
+    ranked = None
+    if mode == "hybrid":
+        from .hybrid import hybrid_search
+
+        ranked, why = hybrid_search(root, query, chats=chats, since=since, until=until, direction=direction or None,
+                                    limit=limit)
+        if ranked is None:
+            used = "text"
+            notes.append(f"hybrid search is not available ({why}); used text search")
+    # The question being answered is in the log already (the tap writes it before the agent sees it): leave it out.
+    skip = None
+    if req.get("chat") and req.get("requester") is not None:
+        from .context import current_message
+
+        skip = current_message(root, str(req["chat"]), str(req["requester"]))
+    if ranked is None:
+        ranked = rank(root, query, mode=used, chats=chats, since=since, until=until, direction=direction or None,
+                      limit=limit, exclude=skip)
+    elif skip:
+        ranked.hits = [f for f in ranked.hits if f.event.get("id") != skip]
+    if ranked.common:
+        notes.append("too common to rank by, ignored: " + ", ".join(ranked.common))
+    where = "all chats" if scope == "all" else f"this chat ({req.get('channel') or 'telegram'} {chats[0]})"
+    words = ", ".join(ranked.words)
+    back = (f" since {ranked.searched_since.isoformat()} (older days not read: enough matches; pass until to look "
+            f"further back)") if ranked.searched_since else ""
+    head = (f"eventlog_search: {ranked.total} message(s) match [{words}] in {where}{back}, mode {used}; "
+            f"showing {min(limit, len(ranked.hits))}, best first (ties: newest first).")
+    lines = [line_for(scanner, f.event, ranked.words) for f in ranked.hits]
+    if not lines:
+        head += " " + CANNOT_SEE
+    if notes:
+        head += " Note: " + " ".join(notes)
+    text, shown = _cap(head, lines, max(0, ranked.total - len(lines)))
+    ids = [f.event.get("id") for f in ranked.hits[:shown]]
+    return {"text": text, "hits": ranked.total, "ids": ids, "scope": scope, "chat": chats[0] if chats else None,
+            "mode": mode, "mode_used": used, "notes": notes}
+
+
+def _context(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
+    from .context import around
+
+    args = req.get("args") or {}
+    eid = args.get("id")
+    if not isinstance(eid, str) or not eid.strip():
+        raise ToolError("id is required: an event id from eventlog_search, the part in [brackets]")
+    try:
+        before, after = int(args.get("before", 5)), int(args.get("after", 5))
+    except (TypeError, ValueError):
+        raise ToolError("before/after must be numbers of messages (0-20)") from None
+    scope, chats, note = resolve_scope({**req, "args": {"scope": "all"}} if req.get("all_allowed") is True else req)
+    got = around(root, eid, before=before, after=after, chats=chats)
+    if got is None:
+        where = "any chat" if scope == "all" else "this chat"
+        return {"text": f"eventlog_context: no event {eid.strip()} in {where}'s log.", "hits": 0, "ids": [],
+                "scope": scope, "chat": chats[0] if chats else None, "notes": []}
+    evs = got.before + [got.target] + got.after
+    lines = [("> " if ev is got.target else "  ") + line_for(scanner, ev, full=True) for ev in evs]
+    head = (f"eventlog_context: {len(got.before)} message(s) before and {len(got.after)} after [{got.target.get('id')}]"
+            f" in chat {got.target.get('chat_id')}, oldest first; '>' marks the event.")
+    text, shown = _cap(head, lines, 0)
+    return {"text": text, "hits": len(evs), "ids": [e.get("id") for e in evs], "scope": scope,
+            "chat": got.target.get("chat_id"), "notes": []}
+
+
+def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True) -> dict[str, Any]:
+    """Run one request; never raises: a failure is an `ok: false` result whose text tells the model what happened."""
+    t_start = time.time()
+    tool = req.get("tool")
+    try:
+        root = root or resolve_root()
+        if tool not in ("search", "context"):
+            raise ToolError(f"unknown tool {tool!r}")
+        if not (root / "raw").is_dir():
+            raise ToolError(f"there is no event log at {root} yet (the eventlog tap writes it)")
+        scanner = _scanner(root)
+        out = (_search if tool == "search" else _context)(root, req, scanner)
+        out["ok"] = True
+    except ToolError as exc:
+        out = {"ok": False, "text": f"eventlog_{tool}: {exc}.", "hits": 0, "ids": [], "error": str(exc),
+               "error_kind": "bad_arguments"}
+    except (EventlogError, OSError, ValueError) as exc:
+        out = {"ok": False, "hits": 0, "ids": [], "error": f"{type(exc).__name__}: {exc}",
+               "error_kind": type(exc).__name__,
+               "text": f"eventlog_{tool}: the log could not be searched ({type(exc).__name__}: {exc}). "
+                       "Answer without it and say the history was unavailable."}
+    except Exception as exc:  # noqa: BLE001 — a bug here must not end the helper or the model's turn
+        out = {"ok": False, "hits": 0, "ids": [], "error": f"internal error: {type(exc).__name__}: {exc}",
+               "error_kind": type(exc).__name__,
+               "text": f"eventlog_{tool}: the log could not be searched (internal error {type(exc).__name__}). "
+                       "Answer without it and say the history was unavailable."}
+    t0 = req.get("t0_ms")
+    out["latency_ms"] = round(time.time() * 1000 - t0) if isinstance(t0, (int, float)) else round(
+        (time.time() - t_start) * 1000)
+    if record and root is not None:
+        from .record import record_query
+
+        problem = record_query(root, req, out)
+        if problem:
+            out["record_error"] = problem
+    return out
