@@ -1,4 +1,4 @@
-"""A fake model that can call tools, for the recall-plugin e2e test (tests/e2e/test_agent.py).
+"""A fake model that can call tools, for the recall-plugin e2e test (tests/e2e/test_agent_gateway.py).
 
 tools/fake_llm.py streams scripted text only. This subclass keeps its recording and text scripting and adds tool
 calls: `call_tool(marker, name, arguments)` makes the next request whose current user turn contains `marker` answer
