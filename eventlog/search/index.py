@@ -2,10 +2,10 @@
 day (all chats), kept fresh the way compaction is: a unit is used only while every source day file it was built from
 is unchanged, and a day whose files changed (append, late event, compaction, erasure, a new chat) is rebuilt whole.
 
-Freshness is by content identity (`source_identity`): a day file's size and the SHA-256 of its last complete line. The
-log is hash-chained (each line carries the hash of the one before it), so the last line commits to the whole file; an
-append changes both, a rewrite of any earlier line changes the chain and so the last line. A cheap (size, mtime) stat
-decides first; only a file whose stat moved has its identity recomputed (a `touch` does not cost a rebuild).
+Freshness is by content identity (`source_identity`): a day file's size and the SHA-256 of its bytes (not the chain's
+last hash: an erasure in log format v2 keeps the chain, which covers commitments, and can keep the size). A cheap
+(size, mtime) stat decides first; only a file whose stat moved is hashed again, so a `touch` costs no rebuild and a
+query hashes at most the files written since they were indexed (usually today's).
 """
 from __future__ import annotations
 
@@ -30,20 +30,14 @@ EMBED_CHUNK = 256
 
 
 def source_identity(path: Path) -> tuple[int, str]:
-    """(size, SHA-256 of the last complete line) of a day file — its content identity (see the module docstring)."""
+    """(size, SHA-256) of a day file's bytes — its content identity. Swap point for a shared per-file identity."""
+    h = hashlib.sha256()
+    size = 0
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        back = min(size, 1 << 16)
-        while True:
-            f.seek(size - back)
-            tail = f.read(back)
-            end = tail.rfind(b"\n")
-            start = tail.rfind(b"\n", 0, end) if end >= 0 else -1
-            if start >= 0 or back == size:
-                break
-            back = min(size, back * 4)
-    line = tail[start + 1:end] if end >= 0 else b""
-    return size, hashlib.sha256(line).hexdigest()
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return size, h.hexdigest()
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -108,17 +102,15 @@ def _read_messages(lf: LogFile) -> tuple[list[tuple[int, bytes]], tuple[int, str
         data = f.read()
     out = []
     pos = 0
-    last = b""
     while True:
         nl = data.find(b"\n", pos)
         if nl < 0:
             break
         line = data[pos:nl]
-        last = line
         if b'"message:' in line:
             out.append((pos, line))
         pos = nl + 1
-    return out, (len(data), hashlib.sha256(last).hexdigest(), mtime)
+    return out, (len(data), hashlib.sha256(data).hexdigest(), mtime)
 
 
 def build_unit(root: Path, day: str, files: list[LogFile], embedder: embed.Embedder | None) -> dict[str, Any]:

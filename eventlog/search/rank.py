@@ -71,7 +71,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         dl = arr["dl"]
         for j, docs, tf in unit_posts:
             tf = tf.astype(np.float32)
-            bm[docs] += idf[j] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl[docs] / avgdl))
+            bm[docs] += idf[j] * tf / (tf + K1 * (1 - B + B * dl[docs] / avgdl))  # Lucene: no (k1 + 1)
         out_u.append(np.full(len(rows), ui, np.int32))
         out_r.append(rows.astype(np.int32))
         out_b.append(bm[rows])
