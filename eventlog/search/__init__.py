@@ -140,7 +140,7 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     updated: list[str] = []
     if refresh:
         updated = index.update(root, q.since, q.until, list(q.chats) if q.chats else None,
-                               progress=progress).built
+                               any_model=mode == "bm25", progress=progress).built
     days = sorted(d for d in store.load_records(root)
                   if (not q.since or d >= q.since.isoformat()) and (not q.until or d <= q.until.isoformat()))
     units = list(index.iter_units(root, days))

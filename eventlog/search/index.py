@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import date
@@ -20,13 +21,17 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 import orjson
 
-from ..layout import LogFile, log_files, parse_relpath
+from ..layout import RAW, parse_relpath
+from ..schema import CHANNEL_RE, CHAT_ID_RE
 from . import embed, store
 from .tokens import token_ids
 
 MESSAGE_EVENTS = (b"message:received", b"message:sent")
 DIRECTIONS = {"in": 1, "out": 2}
 EMBED_CHUNK = 256
+_Y = re.compile(r"\d{4}")
+_MD = re.compile(r"\d\d")
+_DAY = re.compile(r"\d\d\.jsonl")
 
 
 def source_identity(path: Path) -> tuple[int, str]:
@@ -56,11 +61,99 @@ class Progress:
     messages: int = 0
 
 
-def _days(files: Iterable[LogFile]) -> dict[str, list[LogFile]]:
-    out: dict[str, list[LogFile]] = {}
-    for lf in files:
-        out.setdefault(lf.day.isoformat(), []).append(lf)
+# Per process: chat-month directory → (its mtime_ns, its day-file names, {day: unit data file} of the units its files
+# were found fresh in). Every writer creates and removes `<file>.lock` in that directory for each append
+# (docs/log-format.md) and a rewrite goes through a rename there, so an unchanged directory mtime means unchanged files:
+# a long-lived searcher re-lists and re-checks only the directories written since (compaction's planner uses the
+# same rule). The mtime is read before the listing, so a file created meanwhile moves it past the recorded one.
+_VERIFIED: dict[str, tuple[int, list[str], dict[str, str]]] = {}
+
+
+@dataclass(frozen=True)
+class Src:
+    """One day file (LogFile without pathlib, which costs more than the stat at 73k files)."""
+
+    day: date
+    chat_id: str
+    path: str
+    relpath: str
+    mdir: str  # its chat-month directory
+    mtime: int  # that directory's mtime_ns before it was listed
+
+
+def _subdirs(path: str, pattern: Any) -> list[str]:
+    try:
+        return sorted(e.name for e in os.scandir(path) if e.is_dir() and pattern.fullmatch(e.name))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def list_sources(root: Path, chats: list[str] | None = None, since: date | None = None,
+                 until: date | None = None) -> dict[str, list[Src]]:
+    """day (ISO) → its day files in scope, pruned by directory names like layout.log_files."""
+    raw = os.path.join(str(root), RAW)
+    out: dict[str, list[Src]] = {}
+    lo = (since.year, since.month) if since else None
+    hi = (until.year, until.month) if until else None
+    for ch in _subdirs(raw, CHANNEL_RE):
+        cdir = os.path.join(raw, ch, "chats")
+        for chat in (chats if chats is not None else _subdirs(cdir, CHAT_ID_RE)):
+            if not CHAT_ID_RE.fullmatch(chat):
+                continue
+            for y in _subdirs(os.path.join(cdir, chat), _Y):
+                for m in _subdirs(os.path.join(cdir, chat, y), _MD):
+                    ym = (int(y), int(m))
+                    if (lo and ym < lo) or (hi and ym > hi):
+                        continue
+                    mdir = os.path.join(cdir, chat, y, m)
+                    try:
+                        mtime = os.stat(mdir).st_mtime_ns
+                    except FileNotFoundError:
+                        continue
+                    seen = _VERIFIED.get(mdir)
+                    if seen and seen[0] == mtime:
+                        names = seen[1]
+                    else:
+                        try:
+                            names = sorted(e.name for e in os.scandir(mdir) if _DAY.fullmatch(e.name) and e.is_file())
+                        except FileNotFoundError:
+                            continue
+                    for name in names:
+                        try:
+                            day = date(ym[0], ym[1], int(name[:2]))
+                        except ValueError:
+                            continue
+                        if (since and day < since) or (until and day > until):
+                            continue
+                        rel = f"{RAW}/{ch}/chats/{chat}/{y}/{m}/{name}"
+                        out.setdefault(day.isoformat(), []).append(
+                            Src(day, chat, os.path.join(mdir, name), rel, mdir, mtime))
     return out
+
+
+def _known_fresh(rec: dict[str, Any] | None, day: str, files: list[Src], model: str | None) -> bool:
+    if rec is None or (model and rec.get("model") != model) or len(rec["sources"]) != len(files):
+        return False
+    for f in files:
+        seen = _VERIFIED.get(f.mdir)
+        if not seen or seen[0] != f.mtime or seen[2].get(day) != rec["data"]:
+            return False
+    return True
+
+
+def _mark_verified(days: dict[str, list[Src]], records: dict[str, dict[str, Any]]) -> None:
+    names: dict[str, list[str]] = {}
+    for d, files in days.items():
+        for f in files:
+            names.setdefault(f.mdir, []).append(f.relpath.rsplit("/", 1)[1])
+    for d, files in days.items():
+        rec = records.get(d)
+        for f in files:
+            seen = _VERIFIED.get(f.mdir)
+            if not seen or seen[0] != f.mtime:
+                seen = _VERIFIED[f.mdir] = (f.mtime, sorted(set(names[f.mdir])), {})
+            if rec is not None:
+                seen[2][d] = rec["data"]
 
 
 def model_name(want_vectors: bool = True) -> str | None:
@@ -70,7 +163,7 @@ def model_name(want_vectors: bool = True) -> str | None:
     return None if embed.available() else embed.load().name
 
 
-def stale_reason(root: Path, rec: dict[str, Any] | None, files: list[LogFile], model: str | None,
+def stale_reason(root: Path, rec: dict[str, Any] | None, files: list[Any], model: str | None,
                  all_chats: bool = True) -> str | None:
     """None if the unit `rec` answers for exactly `files` as they are now; else why not. With all_chats=False only
     the given files are checked (a --chat scoped query), not that the unit holds no other chat's file."""
@@ -95,7 +188,7 @@ def stale_reason(root: Path, rec: dict[str, Any] | None, files: list[LogFile], m
     return None
 
 
-def _read_messages(lf: LogFile) -> tuple[list[tuple[int, bytes]], tuple[int, str, int]]:
+def _read_messages(lf: Any) -> tuple[list[tuple[int, bytes]], tuple[int, str, int]]:
     """[(byte offset, line)] of the file's message lines, and its identity + mtime as read."""
     with open(lf.path, "rb") as f:
         mtime = os.fstat(f.fileno()).st_mtime_ns
@@ -113,7 +206,7 @@ def _read_messages(lf: LogFile) -> tuple[list[tuple[int, bytes]], tuple[int, str
     return out, (len(data), hashlib.sha256(data).hexdigest(), mtime)
 
 
-def build_unit(root: Path, day: str, files: list[LogFile], embedder: embed.Embedder | None) -> dict[str, Any]:
+def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder | None) -> dict[str, Any]:
     """Index one day's files and publish the unit; returns its record."""
     files = sorted(files, key=lambda lf: lf.relpath)
     ids: list[bytes] = []
@@ -197,19 +290,23 @@ def quantise(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def update(root: Path, since: date | None = None, until: date | None = None, chats: list[str] | None = None,
-           rebuild: bool = False, vectors: bool = True, check_only: bool = False,
+           rebuild: bool = False, vectors: bool = True, check_only: bool = False, any_model: bool = False,
            progress: Callable[[int, int, str, int], None] | None = None) -> Progress:
-    """Bring every day unit in scope up to date (or, check_only, just list the stale days in `built`)."""
+    """Bring every day unit in scope up to date (or, check_only, just list the stale days in `built`). Units are built
+    with vectors when `vectors` and the model is installed; with `any_model` a fresh unit built without vectors (or
+    with another model) is accepted as it is (BM25-only queries)."""
     model = model_name(vectors)
     embedder = embed.load() if model else None
     records = store.load_records(root)
-    days = _days(log_files(root, chat=chats, since=since, until=until))
-    if chats:  # a unit holds all chats: rebuild the whole day, with every chat's files
-        full = _days(log_files(root, since=since, until=until))
-        days = {d: full[d] for d in days}
+    days = list_sources(root, chats, since, until)
+    if chats:  # a unit holds all chats: check and rebuild the whole day, with every chat's files
+        full = list_sources(root, None, since, until)
+        days = {d: full[d] for d in days if d in full}
     out = Progress()
+    want = None if any_model else model
     todo = [d for d, files in sorted(days.items())
-            if rebuild or stale_reason(root, records.get(d), files, model) is not None]
+            if rebuild or not (_known_fresh(records.get(d), d, files, want)
+                               or stale_reason(root, records.get(d), files, want) is None)]
     out.fresh = len(days) - len(todo)
     if not check_only:
         for i, d in enumerate(todo):
@@ -218,6 +315,8 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
             if progress:
                 progress(i + 1, len(todo), d, rec["docs"])
     out.built = todo
+    if not check_only:
+        _mark_verified(days, store.load_records(root))
     if since is None and until is None and not chats:
         for d in sorted(set(records) - set(days)):  # a day whose files are all gone
             if not check_only:
@@ -268,7 +367,7 @@ def iter_units(root: Path, days: Iterator[str] | list[str]) -> Iterator[tuple[di
         if rec is None:
             continue
         try:
-            yield rec, store.open_data(store.units_dir(root) / rec["data"])
+            yield rec, store.open_cached(store.units_dir(root) / rec["data"])
         except FileNotFoundError:  # replaced under us: read the new record once
             rec = store.read_record(store.units_dir(root) / f"{d}.json")
             if rec is not None:

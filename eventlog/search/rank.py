@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .store import release
 from .tokens import token_ids
 
 K1, B = 1.2, 0.75
@@ -78,6 +79,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         out_t.append(arr["ts"][rows])
         if qvec is not None and "vec" in arr:
             out_v.append(cosine_rows(arr["vec"], arr["scale"], qvec, rows))
+            release(arr)
         else:
             out_v.append(np.full(len(rows), np.nan, np.float32))
     if not out_u:

@@ -93,23 +93,59 @@ def open_data(path: Path) -> dict[str, np.ndarray]:
     except orjson.JSONDecodeError:
         raise IndexError_(f"{path}: bad header") from None
     base = nl + 1 + ((-(nl + 1)) % _ALIGN)
-    out = {}
+    out: dict[str, Any] = {"_mmap": mm}
     for name, (dt, shape, off) in layout.items():
         dtype = np.dtype(dt)
-        count = int(np.prod(shape)) if shape else 1
+        count = 1
+        for k in shape:
+            count *= k
         if base + off + count * dtype.itemsize > size:
             raise IndexError_(f"{path}: truncated array {name}")
         out[name] = np.frombuffer(mm, dtype=dtype, count=count, offset=base + off).reshape(shape)
     return out
 
 
+_RECORDS: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}  # path → (stat key, parsed), per process
+
+
+_OPEN: dict[str, dict[str, Any]] = {}
+_OPEN_MAX = 4096
+
+
+def open_cached(path: Path) -> dict[str, Any]:
+    """open_data, kept open per process: a data file never changes under its name (a rebuild writes a new name)."""
+    key = str(path)
+    got = _OPEN.get(key)
+    if got is None:
+        if len(_OPEN) >= _OPEN_MAX:
+            _OPEN.clear()
+        got = _OPEN[key] = open_data(path)
+    return got
+
+
+def release(arrays: dict[str, Any]) -> None:
+    """Drop the unit's pages from this process's resident set (they stay in the page cache): bounded RSS on a full
+    vector scan, whatever the index size."""
+    mm = arrays.get("_mmap")
+    if mm is not None and hasattr(mm, "madvise"):
+        mm.madvise(mmap.MADV_DONTNEED)
+
+
 def read_record(path: Path) -> dict[str, Any] | None:
+    """A unit record (parsed once per process while its file is unchanged), or None if absent or unreadable."""
+    key = str(path)
     try:
+        st = os.stat(key)
+        sk = (st.st_ino, st.st_size, st.st_mtime_ns)
+        hit = _RECORDS.get(key)
+        if hit and hit[0] == sk:
+            return hit[1]
         rec = orjson.loads(path.read_bytes())
     except (FileNotFoundError, orjson.JSONDecodeError):
         return None
     if not isinstance(rec, dict) or rec.get("v") != UNIT_VERSION:
         return None
+    _RECORDS[key] = (sk, rec)
     return rec
 
 

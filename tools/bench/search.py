@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Search benchmark (issue 14): index build time and size, query p50/p99 as a command and as a library call, peak RSS,
+each beside the grep baseline (`--mode text`, the recall library) in the same run; then the recall evaluation table.
+
+    python tools/bench/search.py [--chats 200 --days 365] [--vec-chats 20 --vec-days 60] [--runs 10] [--no-eval]
+
+Two corpora from tools/gen_corpus.py: the big one (≈1 M events at 200 × 365) is indexed BM25-only (`--no-vectors`);
+embedding runs at a few hundred messages/s on one core here, so vectors are built on the smaller corpus and their
+build time and per-query scoring cost are extrapolated linearly to the big one (printed as such).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(REPO / "tools" / "bench"))
+from common import run_measured  # noqa: E402
+
+PY = sys.executable
+EVENTLOG = [PY, "-m", "eventlog"]
+CACHE = Path(os.environ.get("EVENTLOG_BENCH_CACHE", Path.home() / ".cache" / "openclaw-eventlog")) / "bench-search"
+QUERIES = ["invoice", "deploy server", "contract review", "договор", "договора", "встреча проект", "сервер релиз",
+           "budget report deadline", "ёлка", "оплата доставка", "staging build", "client email", "отчёт клиент",
+           "payment delivery", "проверка сборка"]
+ENV1 = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+LIB = r"""
+import json, sys, time, resource
+from pathlib import Path
+from eventlog.search import SearchQuery, search
+root, modes, queries, reps = Path(sys.argv[1]), sys.argv[2].split(","), json.loads(sys.argv[3]), int(sys.argv[4])
+out = {}
+for mode in modes:
+    search(root, SearchQuery(queries[0], mode=mode))  # warm: imports, model load, page cache
+    ts = []
+    for _ in range(reps):
+        for q in queries:
+            t = time.perf_counter(); search(root, SearchQuery(q, mode=mode, limit=10)); ts.append(time.perf_counter() - t)
+    out[mode] = sorted(ts)
+out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def corpus(chats: int, days: int) -> Path:
+    root = CACHE / f"corpus-{chats}x{days}"
+    if not (root / "raw").is_dir():
+        from gen_corpus import generate
+
+        print(f"generating {chats} chats × {days} days into {root} …", file=sys.stderr, flush=True)
+        generate(root, chats=chats, days=days)
+    return root
+
+
+def build(root: Path, extra: list[str]) -> dict:
+    wall, rss, out = run_measured(EVENTLOG + ["index", "--rebuild", "--json", "--root", str(root)] + extra, env=ENV1)
+    res = json.loads(out)
+    return {"wall_s": round(wall, 1), "rss_mb": round(rss), "messages": res["messages"], "mb": round(res["bytes"] / 1e6, 1),
+            "days": len(res["built"])}
+
+
+def library(root: Path, modes: list[str], reps: int) -> dict:
+    wall, rss, out = run_measured([PY, "-c", LIB, str(root), ",".join(modes), json.dumps(QUERIES), str(reps)], env=ENV1)
+    res = json.loads(out)
+    return {m: {"p50_ms": round(pct(res[m], 50) * 1000, 1), "p99_ms": round(pct(res[m], 99) * 1000, 1)} for m in modes} | {
+        "rss_mb": round(rss)}
+
+
+def command(root: Path, mode: str, runs: int) -> dict:
+    walls, rsss = [], []
+    for i in range(runs):
+        q = QUERIES[i % len(QUERIES)]
+        w, r, _ = run_measured(EVENTLOG + ["search", q, "--mode", mode, "--json", "--root", str(root)], env=ENV1)
+        walls.append(w)
+        rsss.append(r)
+    return {"p50_ms": round(statistics.median(walls) * 1000), "p99_ms": round(pct(walls, 99) * 1000),
+            "rss_mb": round(max(rsss))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--chats", type=int, default=200)
+    ap.add_argument("--days", type=int, default=365)
+    ap.add_argument("--vec-chats", type=int, default=20)
+    ap.add_argument("--vec-days", type=int, default=60)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--no-eval", action="store_true")
+    args = ap.parse_args(argv)
+    report: dict = {}
+
+    big = corpus(args.chats, args.days)
+    b = report["bm25_build"] = build(big, ["--no-vectors"])
+    print(f"[big {args.chats}×{args.days}] BM25 index build: {b['wall_s']} s for {b['messages']} messages "
+          f"({b['days']} days), {b['mb']} MB, peak RSS {b['rss_mb']} MB", flush=True)
+    lib = report["big_library"] = library(big, ["text", "bm25"], args.reps)
+    print(f"[big] library p50/p99 ms: bm25 {lib['bm25']['p50_ms']}/{lib['bm25']['p99_ms']}, baseline text (grep) "
+          f"{lib['text']['p50_ms']}/{lib['text']['p99_ms']} → bm25/text p50 ratio "
+          f"{lib['bm25']['p50_ms'] / max(lib['text']['p50_ms'], 0.1):.2f}; peak RSS {lib['rss_mb']} MB", flush=True)
+    for mode in ("bm25", "text"):
+        c = report[f"big_command_{mode}"] = command(big, mode, args.runs)
+        print(f"[big] command `eventlog search --mode {mode}`: p50 {c['p50_ms']} ms, p99 {c['p99_ms']} ms, "
+              f"peak RSS {c['rss_mb']} MB", flush=True)
+
+    small = corpus(args.vec_chats, args.vec_days)
+    v = report["vector_build"] = build(small, [])
+    rate = v["messages"] / v["wall_s"]
+    print(f"[small {args.vec_chats}×{args.vec_days}] BM25 + vector index build: {v['wall_s']} s for {v['messages']} "
+          f"messages ({rate:.0f} msg/s), {v['mb']} MB, peak RSS {v['rss_mb']} MB", flush=True)
+    lib2 = report["small_library"] = library(small, ["text", "bm25", "vector", "hybrid"], args.reps)
+    print("[small] library p50/p99 ms: " + ", ".join(f"{m} {lib2[m]['p50_ms']}/{lib2[m]['p99_ms']}"
+                                                     for m in ("text", "bm25", "vector", "hybrid"))
+          + f"; peak RSS {lib2['rss_mb']} MB", flush=True)
+    c = report["small_command_hybrid"] = command(small, "hybrid", max(3, args.runs // 2))
+    print(f"[small] command `eventlog search --mode hybrid`: p50 {c['p50_ms']} ms, p99 {c['p99_ms']} ms, "
+          f"peak RSS {c['rss_mb']} MB", flush=True)
+    scale = b["messages"] / max(v["messages"], 1)
+    vec_cost = max(lib2["hybrid"]["p50_ms"] - lib2["bm25"]["p50_ms"], 0)
+    report["extrapolated"] = {"vector_build_min": round(b["messages"] / rate / 60), "size_mb": round(v["mb"] * scale),
+                              "hybrid_p50_ms": round(lib["bm25"]["p50_ms"] + vec_cost * scale)}
+    e = report["extrapolated"]
+    print(f"[extrapolated to {b['messages']} messages, ×{scale:.1f}] vector build ≈ {e['vector_build_min']} min of one "
+          f"core; index ≈ {e['size_mb']} MB; hybrid library p50 ≈ {e['hybrid_p50_ms']} ms "
+          f"(big bm25 p50 + small (hybrid − bm25) × {scale:.1f})", flush=True)
+
+    if not args.no_eval:
+        r = subprocess.run([PY, "tools/bench/recall_eval.py"], cwd=REPO, capture_output=True, text=True,
+                           env={**os.environ, **ENV1})
+        print(r.stdout, r.stderr[-2000:], sep="", flush=True)
+        if r.returncode:
+            return 1
+    print("JSON " + json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
