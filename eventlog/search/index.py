@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -231,8 +231,6 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
                 continue  # erased content ({"c": hash}) and non-message events are not indexed
             ts = ev.get("ts")
             try:
-                from datetime import datetime
-
                 ms = int(datetime.fromisoformat(str(ts).replace("Z", "+00:00")).timestamp() * 1000)
             except ValueError:
                 ms = 0

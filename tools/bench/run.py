@@ -1,6 +1,6 @@
 """`make bench`: every benchmark, each beside its baseline in the same run; output teed to bench-results/.
 
-    python tools/bench/run.py [--only store,dlp,recall,js_writer,tap,gateway,rebase] [--quick]
+    python tools/bench/run.py [--only store,dlp,recall,js_writer,tap,gateway,rebase,search,recall_eval] [--quick]
 
 --quick shrinks the corpora (minutes instead of the full ~1 M-event recall corpus); the numbers in
 docs/benchmarks.md come from full runs.
@@ -27,6 +27,9 @@ BENCHES = {
     "tap": ([NODE, "tools/bench/tap_overhead.mjs"], ["--calls", "1000", "--rounds", "3"]),
     "gateway": ([PY, "tools/bench/tap_gateway.py"], ["--rounds", "4"]),
     "rebase": ([PY, "tools/bench/tap_rebase.py"], []),
+    "search": ([PY, "tools/bench/search.py", "--no-eval"], ["--chats", "20", "--days", "60", "--vec-chats", "5",
+                                                         "--vec-days", "30", "--runs", "3"]),
+    "recall_eval": ([PY, "tools/bench/recall_eval.py"], []),
 }
 
 
