@@ -178,3 +178,36 @@ def test_units_are_atomic_checked_and_purged(root: Path, tmp_path: Path) -> None
     assert index.purge(root, files=["raw/telegram/chats/200/2026/10/01.jsonl"]) == ["2026-10-01"]
     assert sorted(store.load_records(root)) == ["2026-10-02"]
     assert not [p for p in store.units_dir(root).iterdir() if p.name.startswith("2026-10-01")]
+
+
+def test_rebuilt_day_reuses_vectors_of_unchanged_messages(root: Path) -> None:
+    """An append re-embeds only the new messages; the reused rows equal a from-scratch build's."""
+    from eventlog.search import embed
+
+    if embed.available():
+        pytest.skip(embed.available())
+    import numpy as np
+
+    rng = random.Random(2)
+    log = EventLog(root, fsync="never")
+    log.append_many(_events(rng, 30, ["2026-10-01"]))
+    index.update(root)
+    calls: list[int] = []
+    m = embed.load()
+    real = m.encode
+    m.encode = lambda texts, query=False: (calls.append(len(texts)), real(texts, query))[1]  # type: ignore[method-assign]
+    try:
+        log.append_many(_events(rng, 3, ["2026-10-01"]))
+        index.update(root)
+    finally:
+        del m.encode
+    new = sum(1 for e in _events(random.Random(2), 33, ["2026-10-01"])[30:]
+              if e["event"] in ("message:received", "message:sent"))
+    assert sum(calls) == new
+    rec = store.load_records(root)["2026-10-01"]
+    inc = store.open_data(store.units_dir(root) / rec["data"])
+    index.update(root, rebuild=True)
+    rec2 = store.load_records(root)["2026-10-01"]
+    full = store.open_data(store.units_dir(root) / rec2["data"])
+    assert (inc["id"] == full["id"]).all()
+    assert np.abs(inc["vec"].astype(int) - full["vec"].astype(int)).max() <= 1

@@ -267,16 +267,47 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
         "id": np.array(ids, dtype="S26"), "file": np.array(fidx, np.int32), "offset": np.array(offs, np.int64),
         "ts": np.array(tss, np.int64), "dir": np.array(dirs, np.int8), "dl": dl,
         "terms": terms, "tptr": tptr, "pdoc": pdoc, "ptf": ptf,
+        "thash": np.array([_text_hash(t) for t in texts], np.int64),
     }
     if embedder is not None:
         q = np.zeros((n, embedder.dim), np.int8)
         scale = np.zeros(n, np.float32)
-        for s in range(0, n, EMBED_CHUNK):
-            q[s:s + EMBED_CHUNK], scale[s:s + EMBED_CHUNK] = quantise(embedder.encode(texts[s:s + EMBED_CHUNK]))
+        todo = _reuse_vectors(root, day, embedder, ids, texts, q, scale)
+        for s in range(0, len(todo), EMBED_CHUNK):
+            rows = todo[s:s + EMBED_CHUNK]
+            q[rows], scale[rows] = quantise(embedder.encode([texts[i] for i in rows]))
         arrays["vec"], arrays["scale"] = q, scale
     record = {"docs": n, "files": [lf.relpath for lf in files], "chats": chats, "sources": sources,
               "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0}
     return store.publish(root, day, record, arrays)
+
+
+def _reuse_vectors(root: Path, day: str, embedder: embed.Embedder, ids: list[bytes], texts: list[str],
+                   q: np.ndarray, scale: np.ndarray) -> list[int]:
+    """Copy the vectors of messages the day's previous unit already embedded (same id, same text hash, same model):
+    an append to today's file re-embeds only the new messages. Returns the rows still to embed."""
+    rec = store.read_record(store.units_dir(root) / f"{day}.json")
+    old: dict[tuple[bytes, int], int] = {}
+    arr: dict[str, Any] = {}
+    if rec and rec.get("model") == embedder.name and rec.get("dim") == embedder.dim:
+        try:
+            arr = store.open_data(store.units_dir(root) / rec["data"])
+        except (FileNotFoundError, store.IndexError_):
+            arr = {}
+        if "vec" in arr and "thash" in arr:
+            old = {(i, int(h)): r for r, (i, h) in enumerate(zip(arr["id"].tolist(), arr["thash"].tolist()))}
+    todo = []
+    for row, (i, t) in enumerate(zip(ids, texts)):
+        r = old.get((i, _text_hash(t)))
+        if r is None:
+            todo.append(row)
+        else:
+            q[row], scale[row] = arr["vec"][r], arr["scale"][r]
+    return todo
+
+
+def _text_hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
 
 
 def quantise(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
