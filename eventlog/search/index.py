@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -61,12 +62,18 @@ class Progress:
     messages: int = 0
 
 
-# Per process: chat-month directory → (its mtime_ns, its day-file names, {day: unit data file} of the units its files
-# were found fresh in). Every writer creates and removes `<file>.lock` in that directory for each append
-# (docs/log-format.md) and a rewrite goes through a rename there, so an unchanged directory mtime means unchanged files:
-# a long-lived searcher re-lists and re-checks only the directories written since (compaction's planner uses the
-# same rule). The mtime is read before the listing, so a file created meanwhile moves it past the recorded one.
-_VERIFIED: dict[str, tuple[int, list[str], dict[str, str]]] = {}
+# Per process, so a long-lived searcher does not re-read what has not changed: each chat-month directory's mtime and the
+# days of its day files (`_DIRS`), which directories hold each day (`_DAY_DIRS`), and the unit data file each day was
+# last found fresh with (`_FRESH`). Every writer creates and removes `<file>.lock` in the chat-month directory for each
+# append (docs/log-format.md) and a rewrite renames into it, so an unchanged directory mtime means unchanged files
+# (compaction's planner relies on the same rule); only the days of directories whose mtime moved are checked again.
+# The mtime is read before the listing, so a file created meanwhile moves it past the recorded one.
+# A directory modified within the last two seconds is always re-checked: a second append inside the file system's
+# timestamp granularity could leave its mtime where the first one put it ("racy git").
+_RACY_NS = 2_000_000_000
+_DIRS: dict[str, tuple[int, list[str]]] = {}
+_DAY_DIRS: dict[str, dict[str, set[str]]] = {}  # root → day → chat-month directories
+_FRESH: dict[str, dict[str, str]] = {}  # root → day → data file
 
 
 @dataclass(frozen=True)
@@ -77,8 +84,12 @@ class Src:
     chat_id: str
     path: str
     relpath: str
-    mdir: str  # its chat-month directory
-    mtime: int  # that directory's mtime_ns before it was listed
+
+
+@dataclass
+class Scan:
+    days: list[str]  # days in scope that have day files (any chat)
+    check: dict[str, list[Src]]  # the days that need a real freshness check (or a build), with all their files
 
 
 def _subdirs(path: str, pattern: Any) -> list[str]:
@@ -88,72 +99,76 @@ def _subdirs(path: str, pattern: Any) -> list[str]:
         return []
 
 
-def list_sources(root: Path, chats: list[str] | None = None, since: date | None = None,
-                 until: date | None = None) -> dict[str, list[Src]]:
-    """day (ISO) → its day files in scope, pruned by directory names like layout.log_files."""
+def scan(root: Path, since: date | None, until: date | None, records: dict[str, dict[str, Any]],
+         model: str | None, everything: bool = False) -> Scan:
+    """The days in [since, until] with day files, and those of them the per-process cache cannot vouch for (all of
+    them with `everything`)."""
     raw = os.path.join(str(root), RAW)
-    out: dict[str, list[Src]] = {}
+    key = str(root)
+    lo_s, hi_s = (since.isoformat() if since else ""), (until.isoformat() if until else "9999")
     lo = (since.year, since.month) if since else None
     hi = (until.year, until.month) if until else None
+    day_dirs = _DAY_DIRS.setdefault(key, {})
+    fresh = _FRESH.setdefault(key, {})
+    touched: set[str] = set()
+    observed: set[str] = set()
+    now = time.time_ns()
     for ch in _subdirs(raw, CHANNEL_RE):
         cdir = os.path.join(raw, ch, "chats")
-        for chat in (chats if chats is not None else _subdirs(cdir, CHAT_ID_RE)):
-            if not CHAT_ID_RE.fullmatch(chat):
-                continue
+        for chat in _subdirs(cdir, CHAT_ID_RE):
             for y in _subdirs(os.path.join(cdir, chat), _Y):
                 for m in _subdirs(os.path.join(cdir, chat, y), _MD):
                     ym = (int(y), int(m))
                     if (lo and ym < lo) or (hi and ym > hi):
                         continue
-                    mdir = os.path.join(cdir, chat, y, m)
+                    mdir = f"{cdir}/{chat}/{y}/{m}"
                     try:
                         mtime = os.stat(mdir).st_mtime_ns
                     except FileNotFoundError:
                         continue
-                    seen = _VERIFIED.get(mdir)
-                    if seen and seen[0] == mtime:
-                        names = seen[1]
-                    else:
-                        try:
-                            names = sorted(e.name for e in os.scandir(mdir) if _DAY.fullmatch(e.name) and e.is_file())
-                        except FileNotFoundError:
-                            continue
-                    for name in names:
-                        try:
-                            day = date(ym[0], ym[1], int(name[:2]))
-                        except ValueError:
-                            continue
-                        if (since and day < since) or (until and day > until):
-                            continue
-                        rel = f"{RAW}/{ch}/chats/{chat}/{y}/{m}/{name}"
-                        out.setdefault(day.isoformat(), []).append(
-                            Src(day, chat, os.path.join(mdir, name), rel, mdir, mtime))
+                    observed.add(mdir)
+                    seen = _DIRS.get(mdir)
+                    if seen is not None and seen[0] == mtime and now - mtime > _RACY_NS:
+                        continue
+                    try:
+                        days = [f"{y}-{m}-{e.name[:2]}" for e in os.scandir(mdir) if _DAY.fullmatch(e.name)]
+                    except FileNotFoundError:
+                        days = []
+                    for d in seen[1] if seen else ():
+                        day_dirs.get(d, set()).discard(mdir)
+                        touched.add(d)
+                    for d in days:
+                        day_dirs.setdefault(d, set()).add(mdir)
+                        touched.add(d)
+                    _DIRS[mdir] = (mtime, days)
+    prefix = raw + "/"
+    for mdir in [m for m in _DIRS if m.startswith(prefix) and m not in observed]:  # gone, or outside the month range
+        y, m = int(mdir[-7:-3]), int(mdir[-2:])
+        if (lo and (y, m) < lo) or (hi and (y, m) > hi):
+            continue
+        for d in _DIRS.pop(mdir)[1]:
+            day_dirs.get(d, set()).discard(mdir)
+            touched.add(d)
+    out = Scan(sorted(d for d, dirs in day_dirs.items() if dirs and lo_s <= d <= hi_s), {})
+    for d in out.days:
+        rec = records.get(d)
+        if (everything or d in touched or rec is None or fresh.get(d) != rec["data"]
+                or (model and rec.get("model") != model)):
+            files = []
+            for mdir in sorted(day_dirs[d]):
+                chat, y, m = mdir.rsplit("/", 3)[1:]
+                ch = mdir[len(prefix):].split("/", 1)[0]
+                files.append(Src(date.fromisoformat(d), chat, f"{mdir}/{d[8:10]}.jsonl",
+                                 f"{RAW}/{ch}/chats/{chat}/{y}/{m}/{d[8:10]}.jsonl"))
+            out.check[d] = files
     return out
 
 
-def _known_fresh(rec: dict[str, Any] | None, day: str, files: list[Src], model: str | None) -> bool:
-    if rec is None or (model and rec.get("model") != model) or len(rec["sources"]) != len(files):
-        return False
-    for f in files:
-        seen = _VERIFIED.get(f.mdir)
-        if not seen or seen[0] != f.mtime or seen[2].get(day) != rec["data"]:
-            return False
-    return True
-
-
-def _mark_verified(days: dict[str, list[Src]], records: dict[str, dict[str, Any]]) -> None:
-    names: dict[str, list[str]] = {}
-    for d, files in days.items():
-        for f in files:
-            names.setdefault(f.mdir, []).append(f.relpath.rsplit("/", 1)[1])
-    for d, files in days.items():
-        rec = records.get(d)
-        for f in files:
-            seen = _VERIFIED.get(f.mdir)
-            if not seen or seen[0] != f.mtime:
-                seen = _VERIFIED[f.mdir] = (f.mtime, sorted(set(names[f.mdir])), {})
-            if rec is not None:
-                seen[2][d] = rec["data"]
+def _mark_fresh(root: Path, days: Iterable[str], records: dict[str, dict[str, Any]]) -> None:
+    fresh = _FRESH.setdefault(str(root), {})
+    for d in days:
+        if d in records:
+            fresh[d] = records[d]["data"]
 
 
 def model_name(want_vectors: bool = True) -> str | None:
@@ -277,7 +292,7 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
             rows = todo[s:s + EMBED_CHUNK]
             q[rows], scale[rows] = quantise(embedder.encode([texts[i] for i in rows]))
         arrays["vec"], arrays["scale"] = q, scale
-    record = {"docs": n, "files": [lf.relpath for lf in files], "chats": chats, "sources": sources,
+    record = {"docs": n, "dl_sum": int(dl.sum()), "files": [lf.relpath for lf in files], "chats": chats, "sources": sources,
               "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0}
     return store.publish(root, day, record, arrays)
 
@@ -321,33 +336,28 @@ def quantise(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def update(root: Path, since: date | None = None, until: date | None = None, chats: list[str] | None = None,
            rebuild: bool = False, vectors: bool = True, check_only: bool = False, any_model: bool = False,
            progress: Callable[[int, int, str, int], None] | None = None) -> Progress:
-    """Bring every day unit in scope up to date (or, check_only, just list the stale days in `built`). Units are built
-    with vectors when `vectors` and the model is installed; with `any_model` a fresh unit built without vectors (or
-    with another model) is accepted as it is (BM25-only queries)."""
+    """Bring every day unit in scope up to date (or, check_only, just list the stale days in `built`). A unit holds
+    all chats, so `chats` does not narrow what is checked. Units are built with vectors when `vectors` and the model is
+    installed; with `any_model` a fresh unit built without vectors (or with another model) is accepted as it is."""
     model = model_name(vectors)
     embedder = embed.load() if model else None
     records = store.load_records(root)
-    days = list_sources(root, chats, since, until)
-    if chats:  # a unit holds all chats: check and rebuild the whole day, with every chat's files
-        full = list_sources(root, None, since, until)
-        days = {d: full[d] for d in days if d in full}
-    out = Progress()
     want = None if any_model else model
-    todo = [d for d, files in sorted(days.items())
-            if rebuild or not (_known_fresh(records.get(d), d, files, want)
-                               or stale_reason(root, records.get(d), files, want) is None)]
-    out.fresh = len(days) - len(todo)
+    sc = scan(root, since, until, records, want, everything=rebuild or check_only)
+    out = Progress()
+    todo = [d for d, files in sorted(sc.check.items())
+            if rebuild or stale_reason(root, records.get(d), files, want) is not None]
+    out.fresh = len(sc.days) - len(todo)
     if not check_only:
         for i, d in enumerate(todo):
-            rec = build_unit(root, d, days[d], embedder)
+            rec = build_unit(root, d, sc.check[d], embedder)
             out.messages += rec["docs"]
             if progress:
                 progress(i + 1, len(todo), d, rec["docs"])
+        _mark_fresh(root, sc.check, store.load_records(root) if todo else records)
     out.built = todo
-    if not check_only:
-        _mark_verified(days, store.load_records(root))
-    if since is None and until is None and not chats:
-        for d in sorted(set(records) - set(days)):  # a day whose files are all gone
+    if since is None and until is None:
+        for d in sorted(set(records) - set(sc.days)):  # a day whose files are all gone
             if not check_only:
                 store.remove_unit(root, d)
             out.removed.append(d)
@@ -391,8 +401,9 @@ def tty_progress(stream: Any = sys.stderr) -> Callable[[int, int, str, int], Non
 
 def iter_units(root: Path, days: Iterator[str] | list[str]) -> Iterator[tuple[dict[str, Any], dict[str, np.ndarray]]]:
     """(record, arrays) of the published units of `days`."""
+    udir = str(store.units_dir(root))
     for d in days:
-        rec = store.read_record(store.units_dir(root) / f"{d}.json")
+        rec = store.read_record(f"{udir}/{d}.json")
         if rec is None:
             continue
         try:

@@ -31,23 +31,30 @@ class Scored:
 def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text: str, chats: set[str] | None,
                 direction: int | None, qvec: np.ndarray | None, since_ms: int | None = None,
                 until_ms: int | None = None) -> Scored:
+    """BM25 (and, with qvec, cosine) of the documents in scope. Without qvec only documents holding a query term are
+    returned (every other BM25 score is 0); with it, every document in scope."""
     q_terms = np.unique(token_ids(text))
     masks, posts = [], []
     n_docs, sum_dl = 0, 0
     df = np.zeros(len(q_terms), np.int64)
     for rec, arr in units:
-        mask = np.ones(len(arr["dl"]), bool)
+        mask = None
         if chats is not None:
-            mask &= np.array([c in chats for c in rec["chats"]], bool)[arr["file"]] if rec["chats"] else False
+            mask = np.array([c in chats for c in rec["chats"]], bool)[arr["file"]] if rec["chats"] else \
+                np.zeros(len(arr["dl"]), bool)
         if direction is not None:
-            mask &= arr["dir"] == direction
+            mask = (arr["dir"] == direction) if mask is None else mask & (arr["dir"] == direction)
         if since_ms is not None:
-            mask &= arr["ts"] >= since_ms
+            mask = (arr["ts"] >= since_ms) if mask is None else mask & (arr["ts"] >= since_ms)
         if until_ms is not None:
-            mask &= arr["ts"] < until_ms
+            mask = (arr["ts"] < until_ms) if mask is None else mask & (arr["ts"] < until_ms)
         masks.append(mask)
-        n_docs += int(mask.sum())
-        sum_dl += int(arr["dl"][mask].sum())
+        if mask is None:
+            n_docs += len(arr["dl"])
+            sum_dl += rec["dl_sum"] if "dl_sum" in rec else int(arr["dl"].sum())
+        else:
+            n_docs += int(mask.sum())
+            sum_dl += int(arr["dl"][mask].sum())
         terms, tptr = arr["terms"], arr["tptr"]
         unit_posts = []
         if len(terms):
@@ -56,8 +63,9 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
                 if i < len(terms) and terms[i] == t:
                     docs = arr["pdoc"][tptr[i]:tptr[i + 1]]
                     tf = arr["ptf"][tptr[i]:tptr[i + 1]]
-                    keep = mask[docs]
-                    docs, tf = docs[keep], tf[keep]
+                    if mask is not None:
+                        keep = mask[docs]
+                        docs, tf = docs[keep], tf[keep]
                     df[j] += len(docs)
                     unit_posts.append((j, docs, tf))
         posts.append(unit_posts)
@@ -65,7 +73,12 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
     idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df])  # Lucene's BM25 idf
     out_u, out_r, out_b, out_v, out_t = [], [], [], [], []
     for ui, ((rec, arr), mask, unit_posts) in enumerate(zip(units, masks, posts)):
-        rows = np.flatnonzero(mask)
+        if qvec is None:  # BM25 only: the documents holding a query term
+            if not unit_posts:
+                continue
+            rows = np.unique(np.concatenate([docs for _, docs, _ in unit_posts]))
+        else:
+            rows = np.arange(len(arr["dl"])) if mask is None else np.flatnonzero(mask)
         if not len(rows):
             continue
         bm = np.zeros(len(arr["dl"]), np.float32)

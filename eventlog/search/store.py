@@ -131,7 +131,7 @@ def release(arrays: dict[str, Any]) -> None:
         mm.madvise(mmap.MADV_DONTNEED)
 
 
-def read_record(path: Path) -> dict[str, Any] | None:
+def read_record(path: Path | str) -> dict[str, Any] | None:
     """A unit record (parsed once per process while its file is unchanged), or None if absent or unreadable."""
     key = str(path)
     try:
@@ -140,7 +140,8 @@ def read_record(path: Path) -> dict[str, Any] | None:
         hit = _RECORDS.get(key)
         if hit and hit[0] == sk:
             return hit[1]
-        rec = orjson.loads(path.read_bytes())
+        with open(key, "rb") as f:
+            rec = orjson.loads(f.read())
     except (FileNotFoundError, orjson.JSONDecodeError):
         return None
     if not isinstance(rec, dict) or rec.get("v") != UNIT_VERSION:
@@ -151,7 +152,7 @@ def read_record(path: Path) -> dict[str, Any] | None:
 
 def load_records(root: Path) -> dict[str, dict[str, Any]]:
     """day → record of every published unit."""
-    d = units_dir(root)
+    d = str(units_dir(root))
     out: dict[str, dict[str, Any]] = {}
     try:
         names = os.listdir(d)
@@ -159,7 +160,7 @@ def load_records(root: Path) -> dict[str, dict[str, Any]]:
         return out
     for name in names:
         if name.endswith(".json") and not name.startswith("."):
-            rec = read_record(d / name)
+            rec = read_record(f"{d}/{name}")
             if rec is not None:
                 out[name[:-5]] = rec
     return out
