@@ -35,8 +35,15 @@ _MD = re.compile(r"\d\d")
 _DAY = re.compile(r"\d\d\.jsonl")
 
 
-def source_identity(path: Path) -> tuple[int, str]:
-    """(size, SHA-256) of a day file's bytes — its content identity. Swap point for a shared per-file identity."""
+def identity_of_bytes(data: bytes) -> tuple[int, str]:
+    """The content identity of a day file's bytes: (size, SHA-256). A unit records the identity of exactly the bytes it
+    indexed (an append racing the build then reads as a change). Swap point, together with source_identity, for a
+    shared per-file identity."""
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def source_identity(path: Path | str) -> tuple[int, str]:
+    """identity_of_bytes of the file as it is now, streamed."""
     h = hashlib.sha256()
     size = 0
     with open(path, "rb") as f:
@@ -218,7 +225,7 @@ def _read_messages(lf: Any) -> tuple[list[tuple[int, bytes]], tuple[int, str, in
         if b'"message:' in line:
             out.append((pos, line))
         pos = nl + 1
-    return out, (len(data), hashlib.sha256(data).hexdigest(), mtime)
+    return out, (*identity_of_bytes(data), mtime)
 
 
 def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder | None) -> dict[str, Any]:
