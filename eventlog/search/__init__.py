@@ -3,6 +3,7 @@
 derived index in eventlog/search/index.py. Library first: `search(root, SearchQuery(...))` → `SearchResult`."""
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -97,14 +98,13 @@ def _grep(root: Path, q: SearchQuery) -> SearchResult:
         gq = recall.GrepQuery(pattern, mode="literal", ignore_case=True, chats=q.chats, since=q.since,
                               until=q.until, direction=q.direction)
         rest = [w.casefold() for w in words if w != pattern]
-        hits = [h.event for h in recall.search(root, gq)
-                if all(w in h.event["text"].casefold() for w in rest)]
+        events = (h.event for h in recall.search(root, gq) if all(w in h.event["text"].casefold() for w in rest))
     else:
         gq = recall.GrepQuery(q.text, mode="fuzzy", ignore_case=True, chats=q.chats, since=q.since,
                               until=q.until, direction=q.direction)
-        hits = [h.event for h in recall.search(root, gq)]
-    hits.sort(key=lambda ev: str(ev.get("ts")), reverse=True)
-    return SearchResult([_hit(i + 1, 1.0, ev) for i, ev in enumerate(hits[:q.limit])], q.mode)
+        events = (h.event for h in recall.search(root, gq))
+    newest = heapq.nlargest(q.limit, events, key=lambda ev: str(ev.get("ts")))  # memory: `limit` events, not all hits
+    return SearchResult([_hit(i + 1, 1.0, ev) for i, ev in enumerate(newest)], q.mode)
 
 
 def _read_event(root: Path, relpath: str, offset: int) -> dict[str, Any] | None:
