@@ -132,7 +132,7 @@ def render(results: dict[str, dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--modes", default="text,fuzzy,bm25,vector,hybrid,hybrid:0.3,hybrid:0.5,hybrid:0.9,rrf")
-    ap.add_argument("--root", type=Path, help="reuse (or generate into) this log root")
+    ap.add_argument("--root", type=Path, help="reuse (or generate into) this log root (default: a temporary one)")
     ap.add_argument("--model", help="embedding model for the vector modes (sets EVENTLOG_EMBED_MODEL)")
     ap.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
     ap.add_argument("--json", action="store_true", help="one JSON object with every table")
@@ -140,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.model:
         os.environ["EVENTLOG_EMBED_MODEL"] = args.model
+    tmp = None
+    if args.root is None:
+        tmp = tempfile.TemporaryDirectory(prefix="recall-eval-")
+        args.root = Path(tmp.name) / "log"
     root, meta = prepare(args.root)
     now = datetime.fromisoformat(meta["now"].replace("Z", "+00:00"))
     questions = load_questions(args.questions)
@@ -164,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recall evaluation: {len(questions)} questions over {meta['events']} messages in "
               f"{len(meta['chats'])} chats (root {root}); index build {t_index or 0:.1f} s")
         print(render(results))
+    if tmp is not None:
+        tmp.cleanup()
     return 0
 
 
