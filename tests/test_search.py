@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import subprocess
 import sys
 from datetime import date
@@ -98,6 +99,9 @@ def test_freshness_under_appends_late_events_compaction_and_rewrites(root: Path)
     # a deleted day file: its unit goes at the next full update
     (root / "raw/telegram/chats/100/2026/10/04.jsonl").unlink(missing_ok=True)
     index.update(root)
+    check_all(root)
+    # a whole chat removed (its directories gone): every day it had is checked again in this long-lived process
+    shutil.rmtree(root / "raw/telegram/chats/-300")
     check_all(root)
 
 
