@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "eventlog.cli.forget",
     "eventlog.cli.importer",
     "eventlog.cli.agent",
+    "eventlog.cli.search",
 ]
 
 for _name in COMMAND_MODULES:

@@ -31,6 +31,9 @@ BENCHES = {
     "rebase": ([PY, "tools/bench/tap_rebase.py"], []),
     "import": ([PY, "tools/bench/import.py"], ["--quick"]),
     "agent": ([PY, "tools/bench/agent.py"], ["--chats", "40", "--days", "90", "--calls", "16"]),
+    "search": ([PY, "tools/bench/search.py", "--no-eval"], ["--chats", "20", "--days", "60", "--vec-chats", "5",
+                                                         "--vec-days", "30", "--runs", "3"]),
+    "recall_eval": ([PY, "tools/bench/recall_eval.py"], []),
 }
 
 

@@ -1,0 +1,106 @@
+"""Search commands: index, search. Parse → call the library (eventlog/search/) → render."""
+from __future__ import annotations
+
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import click
+
+from .common import emit_json, ensure_root, handle_errors, root_option, since_until
+from .main import cli
+
+
+@cli.command("index")
+@click.option("--rebuild", is_flag=True, help="Rebuild every day, fresh or not.")
+@click.option("--check", is_flag=True, help="Report stale or damaged days (exit 1 if any); build nothing.")
+@click.option("--no-vectors", is_flag=True, help="BM25 only: do not embed (fast; vector and hybrid then need a rebuild).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object with what was done.")
+@root_option
+@handle_errors
+def index_cmd(rebuild: bool, check: bool, no_vectors: bool, as_json: bool, root: Path) -> None:
+    """Build or refresh the search index under <root>/index/ (derived from the log, rebuildable any time).
+
+    One unit per UTC day: BM25 postings (Russian/English stemming, ё→е) and int8 message embeddings. Only days whose
+    files changed since they were indexed are rebuilt; `eventlog search` does the same for the days it reads.
+
+    \b
+    Example:
+      eventlog index            # incremental; progress on a terminal
+      eventlog index --check    # exit 0 fresh, 1 stale days listed, 2 damaged
+    """
+    from ..search import embed, index, store
+
+    ensure_root(root)
+    t0 = time.monotonic()
+    missing = None if no_vectors else embed.available()
+    if missing and not as_json:
+        click.echo(f"eventlog: index without vectors (hybrid search falls back to BM25): {missing}", err=True)
+    if check:
+        prog = index.update(root, vectors=not no_vectors, check_only=True)
+        damaged = [r for r in (store.check_data(root, rec) for rec in store.load_records(root).values()) if r]
+        if as_json:
+            emit_json({"fresh": prog.fresh, "stale": prog.built, "removed": prog.removed, "damaged": damaged})
+        else:
+            for d in prog.built:
+                click.echo(f"stale: {d}")
+            for d in prog.removed:
+                click.echo(f"gone: {d} (its day files no longer exist)")
+            for msg in damaged:
+                click.echo(f"damaged: {msg}", err=True)
+            click.echo(f"{prog.fresh} day(s) fresh, {len(prog.built)} stale, {len(damaged)} damaged", err=True)
+        sys.exit(2 if damaged else 1 if prog.built or prog.removed else 0)
+    prog = index.update(root, rebuild=rebuild, vectors=not no_vectors,
+                        progress=None if as_json else index.tty_progress())
+    took = time.monotonic() - t0
+    if as_json:
+        emit_json({"built": prog.built, "fresh": prog.fresh, "removed": prog.removed, "messages": prog.messages,
+                   "seconds": round(took, 3), "bytes": index.size_bytes(root), "vectors": index.model_name(not no_vectors),
+                   "fallback": missing})
+    else:
+        click.echo(f"index: {len(prog.built)} day(s) built ({prog.messages} messages), {prog.fresh} fresh, "
+                   f"{len(prog.removed)} removed in {took:.1f} s; {index.size_bytes(root) / 1e6:.1f} MB", err=True)
+
+
+@cli.command("search")
+@click.argument("query")
+@click.option("--mode", type=click.Choice(["text", "fuzzy", "bm25", "vector", "hybrid", "rrf"]), default="hybrid",
+              show_default=True, help="text/fuzzy: grep (all words); bm25; vector; hybrid: weighted fusion; "
+                                      "rrf: reciprocal rank fusion.")
+@click.option("--weight", type=float, default=0.7, show_default=True,
+              help="hybrid: weight of the vector score (the BM25 score gets 1 - weight).")
+@click.option("--chat", "chats", multiple=True, metavar="CHAT_ID", help="Only this chat (repeatable).")
+@click.option("--direction", type=click.Choice(["in", "out"]), default=None, help="Only received (in) or sent (out).")
+@click.option("--limit", type=int, default=10, show_default=True, help="At most this many hits.")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: rank, score, id, chat_id, ts, direction, text.")
+@since_until
+@root_option
+@handle_errors
+def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], direction: str | None, limit: int,
+               as_json: bool, since: date | None, until: date | None, root: Path) -> None:
+    """Ranked search over message text. Exit 0 found, 1 nothing, 2 error.
+
+    Filters apply before ranking. Index days in scope that are stale are rebuilt first (never a stale answer).
+    Without the embedding model, hybrid falls back to BM25 and says so.
+
+    \b
+    Example:
+      eventlog search "the laptop broke" --since 30d
+      eventlog search "ноутбук" --mode bm25 --chat 100007 --json
+    """
+    from ..search import SearchQuery, search
+    from ..search.index import tty_progress
+
+    ensure_root(root)
+    res = search(root, SearchQuery(query, mode=mode, weight=weight, chats=chats or None, since=since, until=until,
+                                   direction=direction, limit=limit), progress=tty_progress())
+    for note in res.notes:
+        click.echo(f"eventlog: {note}", err=True)
+    for h in res.hits:
+        if as_json:
+            emit_json({**h.as_json(), "mode": res.mode})
+        else:
+            click.echo(f"{h.rank:>3} {h.score:7.3f} {h.ts} {h.chat_id} {h.direction or '-':<3} [{h.id}] "
+                       f"{h.text.replace(chr(10), ' ')[:200]}")
+    sys.exit(0 if res.hits else 1)

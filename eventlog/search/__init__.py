@@ -1,0 +1,163 @@
+"""Ranked search over message text: `text` and `fuzzy` (the grep library, eventlog/recall.py), `bm25`, `vector`,
+`hybrid` (weighted fusion of min-max-normalised cosine and BM25 scores) and `rrf` (reciprocal rank fusion), over the
+derived index in eventlog/search/index.py. Library first: `search(root, SearchQuery(...))` → `SearchResult`."""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from ..errors import EventlogError
+from . import embed, index, rank, store
+
+MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
+DEFAULT_WEIGHT = 0.7
+
+
+class SearchError(EventlogError):
+    """Bad search input, or a mode that cannot run here."""
+
+
+@dataclass
+class SearchQuery:
+    text: str
+    mode: str = "hybrid"
+    weight: float = DEFAULT_WEIGHT
+    chats: tuple[str, ...] | None = None
+    since: date | None = None
+    until: date | None = None
+    direction: str | None = None  # in | out
+    limit: int = 10
+
+
+@dataclass
+class SearchHit:
+    rank: int
+    score: float
+    id: str
+    chat_id: str
+    ts: str
+    direction: str | None
+    text: str
+    sender: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"rank": self.rank, "score": round(float(self.score), 6), "id": self.id, "chat_id": self.chat_id,
+                "ts": self.ts, "direction": self.direction, "text": self.text, "sender": self.sender}
+
+
+@dataclass
+class SearchResult:
+    hits: list[SearchHit]
+    mode: str  # the mode that actually ran (hybrid → bm25 without the model)
+    notes: list[str] = field(default_factory=list)
+    updated_days: list[str] = field(default_factory=list)
+
+
+def _sender(ev: dict[str, Any]) -> str | None:
+    frm = ev.get("from")
+    if isinstance(frm, dict):
+        for k in ("username", "name", "id"):
+            if isinstance(frm.get(k), (str, int)) and not isinstance(frm.get(k), bool):
+                return str(frm[k])
+    return None
+
+
+def _hit(rank_: int, score: float, ev: dict[str, Any]) -> SearchHit:
+    return SearchHit(rank_, score, str(ev.get("id")), str(ev.get("chat_id")), str(ev.get("ts")), ev.get("direction"),
+                     ev["text"], _sender(ev))
+
+
+def validate(q: SearchQuery) -> None:
+    if q.mode not in MODES:
+        raise SearchError(f"unknown mode {q.mode!r} (use one of {', '.join(MODES)})")
+    if not q.text.strip():
+        raise SearchError("empty query")
+    if not 0.0 <= q.weight <= 1.0:
+        raise SearchError(f"--weight must be between 0 and 1, not {q.weight}")
+    if q.limit < 1:
+        raise SearchError("--limit must be at least 1")
+    if q.direction not in (None, "in", "out"):
+        raise SearchError("--direction must be in or out")
+    if q.since and q.until and q.since > q.until:
+        raise SearchError("--since is after --until")
+
+
+def _grep(root: Path, q: SearchQuery) -> SearchResult:
+    """text: every message containing all the query's words (case-insensitive); fuzzy: every query word matched by a
+    similar word (rapidfuzz ratio ≥ 80). Both from the grep library; ranked newest first (grep has no relevance)."""
+    from .. import recall
+
+    words = q.text.split()
+    if q.mode == "text":
+        pattern = max(words, key=len)
+        gq = recall.GrepQuery(pattern, mode="literal", ignore_case=True, chats=q.chats, since=q.since,
+                              until=q.until, direction=q.direction)
+        rest = [w.casefold() for w in words if w != pattern]
+        events = (h.event for h in recall.search(root, gq) if all(w in h.event["text"].casefold() for w in rest))
+    else:
+        gq = recall.GrepQuery(q.text, mode="fuzzy", ignore_case=True, chats=q.chats, since=q.since,
+                              until=q.until, direction=q.direction)
+        events = (h.event for h in recall.search(root, gq))
+    newest = heapq.nlargest(q.limit, events, key=lambda ev: str(ev.get("ts")))  # memory: `limit` events, not all hits
+    return SearchResult([_hit(i + 1, 1.0, ev) for i, ev in enumerate(newest)], q.mode)
+
+
+def _read_event(root: Path, relpath: str, offset: int) -> dict[str, Any] | None:
+    with open(root / relpath, "rb") as f:
+        f.seek(offset)
+        line = f.readline()
+    try:
+        ev = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return ev if isinstance(ev, dict) and isinstance(ev.get("text"), str) else None
+
+
+def _ms(d: date) -> int:
+    return int(datetime(d.year, d.month, d.day, tzinfo=timezone.utc).timestamp() * 1000)
+
+
+def search(root: Path, q: SearchQuery, refresh: bool = True,
+           progress: Callable[[int, int, str, int], None] | None = None) -> SearchResult:
+    """Rank messages for q. With refresh (the default) stale or missing index days in scope are rebuilt first, so a
+    result never comes from a stale index."""
+    validate(q)
+    if q.mode in ("text", "fuzzy"):
+        return _grep(root, q)
+    notes: list[str] = []
+    mode = q.mode
+    missing = embed.available()
+    if missing and mode == "vector":
+        raise SearchError(f"--mode vector: {missing}")
+    if missing and mode in ("hybrid", "rrf"):
+        notes.append(f"{mode} fell back to bm25: {missing}")
+        mode = "bm25"
+    updated: list[str] = []
+    if refresh:
+        updated = index.update(root, q.since, q.until, list(q.chats) if q.chats else None,
+                               any_model=mode == "bm25", progress=progress).built
+    days = sorted(d for d in store.load_records(root)
+                  if (not q.since or d >= q.since.isoformat()) and (not q.until or d <= q.until.isoformat()))
+    units = list(index.iter_units(root, days))
+    qvec = None
+    if mode in ("vector", "hybrid", "rrf"):
+        qvec = embed.load().encode([q.text], query=True)[0]
+    scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
+                              index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
+                              _ms(q.since) if q.since else None,
+                              _ms(q.until + timedelta(days=1)) if q.until else None)
+    score, ok = rank.fuse(scored, mode, q.weight)
+    hits = []
+    for i in rank.top(score, ok, scored.ts, q.limit):
+        rec, arr = units[scored.unit[i]]
+        row = scored.row[i]
+        ev = _read_event(root, rec["files"][arr["file"][row]], int(arr["offset"][row]))
+        if ev is None:
+            continue
+        hits.append(_hit(len(hits) + 1, float(score[i]), ev))
+    return SearchResult(hits, mode, notes, updated)

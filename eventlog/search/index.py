@@ -1,0 +1,421 @@
+"""`eventlog index`: the derived, rebuildable search index — BM25 postings and int8 message embeddings, one unit per UTC
+day (all chats), kept fresh the way compaction is: a unit is used only while every source day file it was built from
+is unchanged, and a day whose files changed (append, late event, compaction, erasure, a new chat) is rebuilt whole.
+
+Freshness is by content identity (`source_identity`): a day file's size and the SHA-256 of its bytes (not the chain's
+last hash: an erasure in log format v2 keeps the chain, which covers commitments, and can keep the size). A cheap
+(size, mtime) stat decides first; only a file whose stat moved is hashed again, so a `touch` costs no rebuild and a
+query hashes at most the files written since they were indexed (usually today's).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+import orjson
+
+from ..layout import RAW, parse_relpath
+from ..schema import CHANNEL_RE, CHAT_ID_RE
+from . import embed, store
+from .tokens import token_ids
+
+MESSAGE_EVENTS = (b"message:received", b"message:sent")
+DIRECTIONS = {"in": 1, "out": 2}
+EMBED_CHUNK = 256
+_Y = re.compile(r"\d{4}")
+_MD = re.compile(r"\d\d")
+_DAY = re.compile(r"\d\d\.jsonl")
+
+
+def identity_of_bytes(data: bytes) -> tuple[int, str]:
+    """The content identity of a day file's bytes: (size, SHA-256). A unit records the identity of exactly the bytes it
+    indexed (an append racing the build then reads as a change). Swap point, together with source_identity, for a
+    shared per-file identity."""
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def source_identity(path: Path | str) -> tuple[int, str]:
+    """identity_of_bytes of the file as it is now, streamed."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return size, h.hexdigest()
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+@dataclass
+class Progress:
+    built: list[str] = field(default_factory=list)
+    fresh: int = 0
+    removed: list[str] = field(default_factory=list)
+    messages: int = 0
+
+
+# Per process, so a long-lived searcher does not re-read what has not changed: each chat-month directory's mtime and the
+# days of its day files (`_DIRS`), which directories hold each day (`_DAY_DIRS`), and the unit data file each day was
+# last found fresh with (`_FRESH`). Every writer creates and removes `<file>.lock` in the chat-month directory for each
+# append (docs/log-format.md) and a rewrite renames into it, so an unchanged directory mtime means unchanged files
+# (compaction's planner relies on the same rule); only the days of directories whose mtime moved are checked again.
+# The mtime is read before the listing, so a file created meanwhile moves it past the recorded one.
+# A directory modified within the last two seconds is always re-checked: a second append inside the file system's
+# timestamp granularity could leave its mtime where the first one put it ("racy git").
+_RACY_NS = 2_000_000_000
+_DIRS: dict[str, tuple[int, list[str]]] = {}
+_DAY_DIRS: dict[str, dict[str, set[str]]] = {}  # root → day → chat-month directories
+_FRESH: dict[str, dict[str, str]] = {}  # root → day → data file
+
+
+@dataclass(frozen=True)
+class Src:
+    """One day file (LogFile without pathlib, which costs more than the stat at 73k files)."""
+
+    day: date
+    chat_id: str
+    path: str
+    relpath: str
+
+
+@dataclass
+class Scan:
+    days: list[str]  # days in scope that have day files (any chat)
+    check: dict[str, list[Src]]  # the days that need a real freshness check (or a build), with all their files
+
+
+def _subdirs(path: str, pattern: Any) -> list[str]:
+    try:
+        return sorted(e.name for e in os.scandir(path) if e.is_dir() and pattern.fullmatch(e.name))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def scan(root: Path, since: date | None, until: date | None, records: dict[str, dict[str, Any]],
+         model: str | None, everything: bool = False) -> Scan:
+    """The days in [since, until] with day files, and those of them the per-process cache cannot vouch for (all of
+    them with `everything`)."""
+    raw = os.path.join(str(root), RAW)
+    key = str(root)
+    lo_s, hi_s = (since.isoformat() if since else ""), (until.isoformat() if until else "9999")
+    lo = (since.year, since.month) if since else None
+    hi = (until.year, until.month) if until else None
+    day_dirs = _DAY_DIRS.setdefault(key, {})
+    fresh = _FRESH.setdefault(key, {})
+    touched: set[str] = set()
+    observed: set[str] = set()
+    now = time.time_ns()
+    for ch in _subdirs(raw, CHANNEL_RE):
+        cdir = os.path.join(raw, ch, "chats")
+        for chat in _subdirs(cdir, CHAT_ID_RE):
+            for y in _subdirs(os.path.join(cdir, chat), _Y):
+                for m in _subdirs(os.path.join(cdir, chat, y), _MD):
+                    ym = (int(y), int(m))
+                    if (lo and ym < lo) or (hi and ym > hi):
+                        continue
+                    mdir = f"{cdir}/{chat}/{y}/{m}"
+                    try:
+                        mtime = os.stat(mdir).st_mtime_ns
+                    except FileNotFoundError:
+                        continue
+                    observed.add(mdir)
+                    seen = _DIRS.get(mdir)
+                    if seen is not None and seen[0] == mtime and now - mtime > _RACY_NS:
+                        continue
+                    try:
+                        days = [f"{y}-{m}-{e.name[:2]}" for e in os.scandir(mdir) if _DAY.fullmatch(e.name)]
+                    except FileNotFoundError:
+                        days = []
+                    for d in seen[1] if seen else ():
+                        day_dirs.get(d, set()).discard(mdir)
+                        touched.add(d)
+                    for d in days:
+                        day_dirs.setdefault(d, set()).add(mdir)
+                        touched.add(d)
+                    _DIRS[mdir] = (mtime, days)
+    prefix = raw + "/"
+    for mdir in [m for m in _DIRS if m.startswith(prefix) and m not in observed]:  # gone, or outside the month range
+        y, m = int(mdir[-7:-3]), int(mdir[-2:])
+        if (lo and (y, m) < lo) or (hi and (y, m) > hi):
+            continue
+        for d in _DIRS.pop(mdir)[1]:
+            day_dirs.get(d, set()).discard(mdir)
+            touched.add(d)
+    out = Scan(sorted(d for d, dirs in day_dirs.items() if dirs and lo_s <= d <= hi_s), {})
+    for d in out.days:
+        rec = records.get(d)
+        if (everything or d in touched or rec is None or fresh.get(d) != rec["data"]
+                or (model and rec.get("model") != model)):
+            files = []
+            for mdir in sorted(day_dirs[d]):
+                chat, y, m = mdir.rsplit("/", 3)[1:]
+                ch = mdir[len(prefix):].split("/", 1)[0]
+                files.append(Src(date.fromisoformat(d), chat, f"{mdir}/{d[8:10]}.jsonl",
+                                 f"{RAW}/{ch}/chats/{chat}/{y}/{m}/{d[8:10]}.jsonl"))
+            out.check[d] = files
+    return out
+
+
+def _mark_fresh(root: Path, days: Iterable[str], records: dict[str, dict[str, Any]]) -> None:
+    fresh = _FRESH.setdefault(str(root), {})
+    for d in days:
+        if d in records:
+            fresh[d] = records[d]["data"]
+
+
+def model_name(want_vectors: bool = True) -> str | None:
+    """The embedding model an index built now would use, or None when its package is absent."""
+    if not want_vectors:
+        return None
+    return None if embed.available() else embed.load().name
+
+
+def stale_reason(root: Path, rec: dict[str, Any] | None, files: list[Any], model: str | None,
+                 all_chats: bool = True) -> str | None:
+    """None if the unit `rec` answers for exactly `files` as they are now; else why not. With all_chats=False only
+    the given files are checked (a --chat scoped query), not that the unit holds no other chat's file."""
+    if rec is None:
+        return "not indexed"
+    if model and rec.get("model") != model:
+        return f"built with model {rec.get('model')}, now {model}"
+    sources: dict[str, list[Any]] = rec["sources"]
+    if all_chats and len(sources) != len(files):
+        return "day files added or removed"
+    for lf in files:
+        src = sources.get(lf.relpath)
+        if src is None:
+            return f"{lf.relpath} not indexed"
+        st = _stat(lf.path)
+        if st is None:
+            return f"{lf.relpath} gone"
+        if (st[0], st[1]) == (src[0], src[2]):
+            continue
+        if list(source_identity(lf.path)) != [src[0], src[1]]:
+            return f"{lf.relpath} changed"
+    return None
+
+
+def _read_messages(lf: Any) -> tuple[list[tuple[int, bytes]], tuple[int, str, int]]:
+    """[(byte offset, line)] of the file's message lines, and its identity + mtime as read."""
+    with open(lf.path, "rb") as f:
+        mtime = os.fstat(f.fileno()).st_mtime_ns
+        data = f.read()
+    out = []
+    pos = 0
+    while True:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break
+        line = data[pos:nl]
+        if b'"message:' in line:
+            out.append((pos, line))
+        pos = nl + 1
+    return out, (*identity_of_bytes(data), mtime)
+
+
+def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder | None) -> dict[str, Any]:
+    """Index one day's files and publish the unit; returns its record."""
+    files = sorted(files, key=lambda lf: lf.relpath)
+    ids: list[bytes] = []
+    fidx: list[int] = []
+    offs: list[int] = []
+    tss: list[int] = []
+    dirs: list[int] = []
+    texts: list[str] = []
+    sources: dict[str, list[Any]] = {}
+    chats: list[str] = []
+    for i, lf in enumerate(files):
+        lines, (size, tail, mtime) = _read_messages(lf)
+        sources[lf.relpath] = [size, tail, mtime]
+        chats.append(lf.chat_id)
+        for off, line in lines:
+            try:
+                ev = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            text = ev.get("text") if isinstance(ev, dict) else None
+            if not isinstance(text, str) or ev.get("event") not in ("message:received", "message:sent"):
+                continue  # erased content ({"c": hash}) and non-message events are not indexed
+            ts = ev.get("ts")
+            try:
+                ms = int(datetime.fromisoformat(str(ts).replace("Z", "+00:00")).timestamp() * 1000)
+            except ValueError:
+                ms = 0
+            ids.append(str(ev.get("id", "")).encode()[:26])
+            fidx.append(i)
+            offs.append(off)
+            tss.append(ms)
+            dirs.append(DIRECTIONS.get(ev.get("direction"), 0))
+            texts.append(text)
+    n = len(texts)
+    toks = [token_ids(t) for t in texts]
+    dl = np.array([len(t) for t in toks], np.int32)
+    # postings: (term, doc) pairs sorted by term, with term frequencies
+    if n and int(dl.sum()):
+        all_t = np.concatenate(toks)
+        all_d = np.repeat(np.arange(n, dtype=np.int32), dl)
+        order = np.lexsort((all_d, all_t))
+        all_t, all_d = all_t[order], all_d[order]
+        key_change = np.ones(len(all_t), bool)
+        key_change[1:] = (all_t[1:] != all_t[:-1]) | (all_d[1:] != all_d[:-1])
+        starts = np.flatnonzero(key_change)
+        pt = all_t[starts]
+        pdoc = all_d[starts]
+        ptf = np.diff(np.append(starts, len(all_t))).astype(np.int32)
+        tchange = np.ones(len(pt), bool)
+        tchange[1:] = pt[1:] != pt[:-1]
+        tstart = np.flatnonzero(tchange)
+        terms = pt[tstart]
+        tptr = np.append(tstart, len(pt)).astype(np.int64)
+    else:
+        terms, tptr = np.zeros(0, np.int64), np.zeros(1, np.int64)
+        pdoc, ptf = np.zeros(0, np.int32), np.zeros(0, np.int32)
+    arrays: dict[str, np.ndarray] = {
+        "id": np.array(ids, dtype="S26"), "file": np.array(fidx, np.int32), "offset": np.array(offs, np.int64),
+        "ts": np.array(tss, np.int64), "dir": np.array(dirs, np.int8), "dl": dl,
+        "terms": terms, "tptr": tptr, "pdoc": pdoc, "ptf": ptf,
+        "thash": np.array([_text_hash(t) for t in texts], np.int64),
+    }
+    if embedder is not None:
+        q = np.zeros((n, embedder.dim), np.int8)
+        scale = np.zeros(n, np.float32)
+        todo = _reuse_vectors(root, day, embedder, ids, texts, q, scale)
+        for s in range(0, len(todo), EMBED_CHUNK):
+            rows = todo[s:s + EMBED_CHUNK]
+            q[rows], scale[rows] = quantise(embedder.encode([texts[i] for i in rows]))
+        arrays["vec"], arrays["scale"] = q, scale
+    record = {"docs": n, "dl_sum": int(dl.sum()), "files": [lf.relpath for lf in files], "chats": chats, "sources": sources,
+              "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0}
+    return store.publish(root, day, record, arrays)
+
+
+def _reuse_vectors(root: Path, day: str, embedder: embed.Embedder, ids: list[bytes], texts: list[str],
+                   q: np.ndarray, scale: np.ndarray) -> list[int]:
+    """Copy the vectors of messages the day's previous unit already embedded (same id, same text hash, same model):
+    an append to today's file re-embeds only the new messages. Returns the rows still to embed."""
+    rec = store.read_record(store.units_dir(root) / f"{day}.json")
+    old: dict[tuple[bytes, int], int] = {}
+    arr: dict[str, Any] = {}
+    if rec and rec.get("model") == embedder.name and rec.get("dim") == embedder.dim:
+        try:
+            arr = store.open_data(store.units_dir(root) / rec["data"])
+        except (FileNotFoundError, store.IndexError_):
+            arr = {}
+        if "vec" in arr and "thash" in arr:
+            old = {(i, int(h)): r for r, (i, h) in enumerate(zip(arr["id"].tolist(), arr["thash"].tolist()))}
+    todo = []
+    for row, (i, t) in enumerate(zip(ids, texts)):
+        r = old.get((i, _text_hash(t)))
+        if r is None:
+            todo.append(row)
+        else:
+            q[row], scale[row] = arr["vec"][r], arr["scale"][r]
+    return todo
+
+
+def _text_hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
+
+
+def quantise(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float32 rows → (int8 rows, per-row scale): row ≈ int8 * scale, symmetric, max |value| → 127."""
+    mx = np.abs(m).max(axis=1)
+    mx[mx == 0] = 1
+    scale = (mx / 127).astype(np.float32)
+    return np.clip(np.rint(m / scale[:, None]), -127, 127).astype(np.int8), scale
+
+
+def update(root: Path, since: date | None = None, until: date | None = None, chats: list[str] | None = None,
+           rebuild: bool = False, vectors: bool = True, check_only: bool = False, any_model: bool = False,
+           progress: Callable[[int, int, str, int], None] | None = None) -> Progress:
+    """Bring every day unit in scope up to date (or, check_only, just list the stale days in `built`). A unit holds
+    all chats, so `chats` does not narrow what is checked. Units are built with vectors when `vectors` and the model is
+    installed; with `any_model` a fresh unit built without vectors (or with another model) is accepted as it is."""
+    model = model_name(vectors)
+    embedder = embed.load() if model else None
+    records = store.load_records(root)
+    want = None if any_model else model
+    sc = scan(root, since, until, records, want, everything=rebuild or check_only)
+    out = Progress()
+    todo = [d for d, files in sorted(sc.check.items())
+            if rebuild or stale_reason(root, records.get(d), files, want) is not None]
+    out.fresh = len(sc.days) - len(todo)
+    if not check_only:
+        for i, d in enumerate(todo):
+            rec = build_unit(root, d, sc.check[d], embedder)
+            out.messages += rec["docs"]
+            if progress:
+                progress(i + 1, len(todo), d, rec["docs"])
+        _mark_fresh(root, sc.check, store.load_records(root) if todo else records)
+    out.built = todo
+    if since is None and until is None:
+        for d in sorted(set(records) - set(sc.days)):  # a day whose files are all gone
+            if not check_only:
+                store.remove_unit(root, d)
+            out.removed.append(d)
+        if not check_only:
+            store.collect_garbage(root)
+    return out
+
+
+def purge(root: Path, files: Iterable[str] = (), chats: Iterable[str] = ()) -> list[str]:
+    """Drop every unit holding one of `files` (day-file relpaths) or any file of `chats`, so no erased content stays
+    in the index; the next `eventlog index` (or search) rebuilds those days from the log as it then is. Returns the
+    dropped days. For the `forget` registry of derived stores."""
+    files, chats = set(files), set(map(str, chats))
+    days = {parse_relpath(f)[2].isoformat() for f in files if parse_relpath(f)}  # type: ignore[index]
+    dropped = []
+    for day, rec in store.load_records(root).items():
+        if day in days or chats.intersection(rec.get("chats", ())):
+            store.remove_unit(root, day)
+            dropped.append(day)
+    store.collect_garbage(root, min_age_s=0)
+    return sorted(dropped)
+
+
+def size_bytes(root: Path) -> int:
+    d = store.units_dir(root)
+    return sum(e.stat().st_size for e in os.scandir(d)) if d.is_dir() else 0
+
+
+def tty_progress(stream: Any = sys.stderr) -> Callable[[int, int, str, int], None] | None:
+    if not stream.isatty():
+        return None
+
+    def show(i: int, n: int, day: str, docs: int) -> None:
+        stream.write(f"\rindex: {i}/{n} days ({day}, {docs} messages)\x1b[K")
+        if i == n:
+            stream.write("\n")
+        stream.flush()
+
+    return show
+
+
+def iter_units(root: Path, days: Iterator[str] | list[str]) -> Iterator[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+    """(record, arrays) of the published units of `days`."""
+    udir = str(store.units_dir(root))
+    for d in days:
+        rec = store.read_record(f"{udir}/{d}.json")
+        if rec is None:
+            continue
+        try:
+            yield rec, store.open_cached(store.units_dir(root) / rec["data"])
+        except FileNotFoundError:  # replaced under us: read the new record once
+            rec = store.read_record(store.units_dir(root) / f"{d}.json")
+            if rec is not None:
+                yield rec, store.open_data(store.units_dir(root) / rec["data"])

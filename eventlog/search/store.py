@@ -1,0 +1,224 @@
+"""Index units on disk: one file of packed arrays per UTC day (all chats), described by a JSON record.
+
+    <root>/index/units/<yyyy-mm-dd>.json        the record: sources with their identities, the data file, its SHA-256
+    <root>/index/units/<yyyy-mm-dd>.<gen>.bin   a JSON header line, then 64-byte-aligned raw arrays (memory-mapped)
+
+A unit is published by writing the data file (temp + rename), then the record (temp + rename): a record only ever names
+a complete data file, and a reader sees either the old unit or the new one, never a mix.
+"""
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..errors import EventlogError
+
+INDEX_DIR = "index"
+UNIT_VERSION = 1
+_ALIGN = 64
+
+
+class IndexError_(EventlogError):
+    """A damaged or unreadable index unit."""
+
+
+def units_dir(root: Path) -> Path:
+    return root / INDEX_DIR / "units"
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def pack(arrays: dict[str, np.ndarray]) -> bytes:
+    """Arrays → one buffer: a JSON header line {name: [dtype, shape, offset]} and aligned data."""
+    layout: dict[str, Any] = {}
+    blobs: list[bytes] = []
+    off = 0
+    for name, arr in arrays.items():
+        arr = np.ascontiguousarray(arr)
+        pad = (-off) % _ALIGN
+        blobs.append(b"\0" * pad)
+        off += pad
+        layout[name] = [arr.dtype.str, list(arr.shape), off]
+        b = arr.tobytes()
+        blobs.append(b)
+        off += len(b)
+    head = orjson.dumps(layout) + b"\n"
+    head += b" " * ((-len(head)) % _ALIGN)
+    # offsets are relative to the end of the header
+    return head + b"".join(blobs)
+
+
+@dataclass
+class UnitData:
+    """The arrays of one published unit, memory-mapped read-only."""
+
+    record: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.arrays[name]
+
+
+def open_data(path: Path) -> dict[str, np.ndarray]:
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            raise IndexError_(f"{path}: empty index unit")
+        # the header by pread: touching the mapping itself faults in (and counts as resident) far more than it reads
+        head = os.pread(f.fileno(), 1 << 16, 0)
+        nl = head.find(b"\n")
+        if nl < 0:
+            head = os.pread(f.fileno(), size, 0)
+            nl = head.find(b"\n")
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    if nl < 0:
+        raise IndexError_(f"{path}: no header")
+    try:
+        layout = orjson.loads(head[:nl])
+    except orjson.JSONDecodeError:
+        raise IndexError_(f"{path}: bad header") from None
+    base = nl + 1 + ((-(nl + 1)) % _ALIGN)
+    out: dict[str, Any] = {"_mmap": mm}
+    for name, (dt, shape, off) in layout.items():
+        dtype = np.dtype(dt)
+        count = 1
+        for k in shape:
+            count *= k
+        if base + off + count * dtype.itemsize > size:
+            raise IndexError_(f"{path}: truncated array {name}")
+        out[name] = np.frombuffer(mm, dtype=dtype, count=count, offset=base + off).reshape(shape)
+    return out
+
+
+_RECORDS: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}  # path → (stat key, parsed), per process
+
+
+_OPEN: dict[str, dict[str, Any]] = {}
+_OPEN_MAX = 4096
+
+
+def open_cached(path: Path) -> dict[str, Any]:
+    """open_data, kept open per process: a data file never changes under its name (a rebuild writes a new name)."""
+    key = str(path)
+    got = _OPEN.get(key)
+    if got is None:
+        if len(_OPEN) >= _OPEN_MAX:
+            _OPEN.clear()
+        got = _OPEN[key] = open_data(path)
+    return got
+
+
+def release(arrays: dict[str, Any]) -> None:
+    """Drop the unit's pages from this process's resident set (they stay in the page cache): bounded RSS on a full
+    vector scan, whatever the index size."""
+    mm = arrays.get("_mmap")
+    if mm is not None and hasattr(mm, "madvise"):
+        mm.madvise(mmap.MADV_DONTNEED)
+
+
+def read_record(path: Path | str) -> dict[str, Any] | None:
+    """A unit record (parsed once per process while its file is unchanged), or None if absent or unreadable."""
+    key = str(path)
+    try:
+        st = os.stat(key)
+        sk = (st.st_ino, st.st_size, st.st_mtime_ns)
+        hit = _RECORDS.get(key)
+        if hit and hit[0] == sk:
+            return hit[1]
+        with open(key, "rb") as f:
+            rec = orjson.loads(f.read())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(rec, dict) or rec.get("v") != UNIT_VERSION:
+        return None
+    _RECORDS[key] = (sk, rec)
+    return rec
+
+
+def load_records(root: Path) -> dict[str, dict[str, Any]]:
+    """day → record of every published unit."""
+    d = str(units_dir(root))
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        names = os.listdir(d)
+    except FileNotFoundError:
+        return out
+    for name in names:
+        if name.endswith(".json") and not name.startswith("."):
+            rec = read_record(f"{d}/{name}")
+            if rec is not None:
+                out[name[:-5]] = rec
+    return out
+
+
+def publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    d = units_dir(root)
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    data = pack(arrays)
+    name = f"{day}.{time.time_ns():x}{secrets.token_hex(2)}.bin"
+    _write_atomic(d / name, data)
+    record = {**record, "v": UNIT_VERSION, "day": day, "data": name, "bytes": len(data),
+              "sha256": hashlib.sha256(data).hexdigest()}
+    _write_atomic(d / f"{day}.json", orjson.dumps(record))
+    return record
+
+
+def remove_unit(root: Path, day: str) -> bool:
+    d = units_dir(root)
+    try:
+        os.unlink(d / f"{day}.json")
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def collect_garbage(root: Path, min_age_s: float = 60.0) -> int:
+    """Delete data files no record names (older than min_age_s, so a unit being published is left alone)."""
+    d = units_dir(root)
+    if not d.is_dir():
+        return 0
+    live = {rec["data"] for rec in load_records(root).values()}
+    now = time.time()
+    n = 0
+    for e in os.scandir(d):
+        stale_tmp = e.name.endswith(".tmp")
+        if (e.name.endswith(".bin") and e.name not in live) or stale_tmp:
+            try:
+                if now - e.stat().st_mtime >= min_age_s:
+                    os.unlink(e.path)
+                    n += 1
+            except FileNotFoundError:
+                pass
+    return n
+
+
+def check_data(root: Path, record: dict[str, Any]) -> str | None:
+    """None if the unit's data file matches its record (size + SHA-256), else why not."""
+    path = units_dir(root) / record["data"]
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return f"{record['day']}: data file {record['data']} missing"
+    if len(data) != record["bytes"] or hashlib.sha256(data).hexdigest() != record["sha256"]:
+        return f"{record['day']}: data file {record['data']} does not match its record (damaged)"
+    return None

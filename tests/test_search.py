@@ -1,0 +1,217 @@
+"""Search index and ranking: BM25 hit sets equal a brute-force oracle over the raw log after every change (appends,
+late events, a new chat, compaction, an in-place rewrite that erases a text); filters; the unit store's atomicity and
+--check; purge; the CLI's exit codes and --json."""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import orjson
+import pytest
+
+from eventlog.compact import compact
+from eventlog.reader import iter_events
+from eventlog.search import SearchQuery, index, search, store
+from eventlog.search.tokens import tokens
+from eventlog.writer import EventLog
+
+WORDS = ("ноутбук ноутбука ноутбуком сломался сломанный встреча встречи ёлка елка счёт счет laptop laptops broken "
+         "meeting meetings invoice invoices report deploy deployed deploying договор договора").split()
+QUERIES = ("ноутбук", "ёлки", "счет", "laptop", "meetings", "deploy", "договором", "сломанный")
+CHATS = ("100", "200", "-300")
+
+
+def _events(rng: random.Random, n: int, days: list[str], chats=CHATS) -> list[dict]:
+    out = []
+    for i in range(n):
+        day = rng.choice(days)
+        ev = {"event": rng.choice(["message:received", "message:sent", "message:received", "tap:start"]),
+              "channel": "telegram", "chat_id": rng.choice(chats), "ts": f"{day}T{rng.randrange(24):02d}:"
+              f"{rng.randrange(60):02d}:00.{i % 1000:03d}Z", "direction": rng.choice(["in", "out"]),
+              "text": " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 6)))}
+        if rng.random() < 0.1:
+            ev["payload"] = {"text": "ноутбук laptop deploy"}  # other fields must not be searched
+        out.append(ev)
+    return out
+
+
+def oracle(root: Path, word: str, chats=None, since=None, until=None, direction=None) -> set[str]:
+    want = set(tokens(word))
+    got = set()
+    for ev in iter_events(root):
+        if ev.get("event") not in ("message:received", "message:sent") or not isinstance(ev.get("text"), str):
+            continue
+        if chats and ev["chat_id"] not in chats or direction and ev.get("direction") != direction:
+            continue
+        day = date.fromisoformat(ev["ts"][:10])
+        if since and day < since or until and day > until:
+            continue
+        if want & set(tokens(ev["text"])):
+            got.add(ev["id"])
+    return got
+
+
+def bm25_ids(root: Path, word: str, **kw) -> set[str]:
+    res = search(root, SearchQuery(word, mode="bm25", limit=100_000, **kw))
+    return {h.id for h in res.hits}
+
+
+def check_all(root: Path) -> None:
+    for w in QUERIES:
+        assert bm25_ids(root, w) == oracle(root, w), w
+
+
+def test_freshness_under_appends_late_events_compaction_and_rewrites(root: Path) -> None:
+    rng = random.Random(5)
+    log = EventLog(root, fsync="never")
+    days = ["2026-10-01", "2026-10-02", "2026-10-03"]
+    log.append_many(_events(rng, 60, days))
+    check_all(root)
+    # appends to today's file, and a new day
+    log.append_many(_events(rng, 15, ["2026-10-03", "2026-10-04"]))
+    check_all(root)
+    # a late event in an old, already indexed day; a new chat in an indexed day
+    log.append_many(_events(rng, 5, ["2026-10-01"]) + _events(rng, 3, ["2026-10-02"], chats=("@newchat",)))
+    check_all(root)
+    # compaction copies days to Parquet and leaves the JSONL as it is: no index day goes stale
+    compact(root, before=date(2026, 10, 4))
+    res = search(root, SearchQuery("laptop", mode="bm25"))
+    assert res.updated_days == []
+    check_all(root)
+    # an in-place rewrite (what erasure does): the text becomes a commitment object and must vanish from results
+    f = next((root / "raw/telegram/chats/100/2026/10").glob("02.jsonl"))
+    lines = f.read_bytes().splitlines()
+    victim = next(i for i, ln in enumerate(lines) if b'"message:' in ln and b"laptop" in ln)
+    ev = orjson.loads(lines[victim])
+    ev["text"] = {"c": "0" * 64}
+    lines[victim] = orjson.dumps(ev, option=orjson.OPT_SORT_KEYS)
+    tmp = f.with_name(".rewrite.tmp")  # an erasure rewrites a file as writers do: a new file renamed over it
+    tmp.write_bytes(b"\n".join(lines) + b"\n")
+    tmp.replace(f)
+    assert index.update(root, check_only=True).built == ["2026-10-02"]  # the rewrite is seen as a change
+    assert ev["id"] not in bm25_ids(root, "laptop")
+    check_all(root)
+    # a deleted day file: its unit goes at the next full update
+    (root / "raw/telegram/chats/100/2026/10/04.jsonl").unlink(missing_ok=True)
+    index.update(root)
+    check_all(root)
+    # a whole chat removed (its directories gone): every day it had is checked again in this long-lived process
+    shutil.rmtree(root / "raw/telegram/chats/-300")
+    check_all(root)
+
+
+def test_filters_apply_before_ranking(root: Path) -> None:
+    rng = random.Random(9)
+    EventLog(root, fsync="never").append_many(_events(rng, 120, ["2026-10-01", "2026-10-02", "2026-10-03"]))
+    cases = [dict(chats=("100",)), dict(chats=("200", "-300")), dict(since=date(2026, 10, 2)),
+             dict(until=date(2026, 10, 1)), dict(direction="out"),
+             dict(chats=("-300",), since=date(2026, 10, 2), until=date(2026, 10, 2), direction="in")]
+    for kw in cases:
+        for w in QUERIES:
+            assert bm25_ids(root, w, **kw) == oracle(root, w, **kw), (w, kw)
+        for mode in ("hybrid", "vector", "rrf", "text", "fuzzy"):
+            hits = search(root, SearchQuery("ноутбук laptop", mode=mode, limit=50, **kw)).hits
+            for h in hits:
+                assert not kw.get("chats") or h.chat_id in kw["chats"]
+                assert not kw.get("direction") or h.direction == kw["direction"]
+                assert not kw.get("since") or h.ts[:10] >= kw["since"].isoformat()
+                assert not kw.get("until") or h.ts[:10] <= kw["until"].isoformat()
+    # a filter leaving one message: every mode ranks exactly it
+    EventLog(root, fsync="never").append({"event": "message:received", "channel": "telegram", "chat_id": "solo",
+                                          "ts": "2026-10-05T10:00:00Z", "direction": "in", "text": "договор"})
+    for mode in ("bm25", "vector", "hybrid", "rrf"):
+        hits = search(root, SearchQuery("договор", mode=mode, chats=("solo",))).hits
+        assert [h.text for h in hits] == ["договор"], mode
+
+
+def test_bm25_scores_equal_bm25s(root: Path) -> None:
+    """Our BM25 (per-day units, global statistics) scores every document as bm25s (Lucene variant) does."""
+    bm25s = pytest.importorskip("bm25s")
+    import numpy as np
+
+    rng = random.Random(3)
+    EventLog(root, fsync="never").append_many(_events(rng, 80, ["2026-10-01", "2026-10-02"]))
+    docs = [ev for ev in iter_events(root)
+            if ev["event"] in ("message:received", "message:sent") and isinstance(ev.get("text"), str)]
+    vocab: dict[str, int] = {}
+    corpus = [[vocab.setdefault(t, len(vocab)) for t in tokens(ev["text"])] for ev in docs]
+    ref = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+    ref.index(bm25s.tokenization.Tokenized(ids=corpus, vocab=vocab), show_progress=False)
+    for w in QUERIES:
+        toks = [t for t in tokens(w) if t in vocab]
+        want = ref.get_scores(toks) if toks else np.zeros(len(docs))
+        got = {h.id: h.score for h in search(root, SearchQuery(w, mode="bm25", limit=1000)).hits}
+        for ev, s in zip(docs, want):
+            assert got.get(ev["id"], 0.0) == pytest.approx(float(s), rel=1e-4, abs=1e-5), (w, ev["text"])
+
+
+def test_units_are_atomic_checked_and_purged(root: Path, tmp_path: Path) -> None:
+    rng = random.Random(1)
+    EventLog(root, fsync="never").append_many(_events(rng, 40, ["2026-10-01", "2026-10-02"]))
+    index.update(root)
+    recs = store.load_records(root)
+    assert sorted(recs) == ["2026-10-01", "2026-10-02"]
+    assert all(store.check_data(root, r) is None for r in recs.values())
+    # no temp files left, data named by the record exists
+    assert not list(store.units_dir(root).glob(".*"))
+    # damage a data file: --check says so (exit 2), a rebuild repairs
+    data = store.units_dir(root) / recs["2026-10-01"]["data"]
+    b = bytearray(data.read_bytes())
+    b[-1] ^= 0xFF
+    data.write_bytes(bytes(b))
+    cli = [sys.executable, "-m", "eventlog", "index", "--root", str(root)]
+    r = subprocess.run(cli + ["--check", "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and json.loads(r.stdout)["damaged"]
+    r = subprocess.run(cli + ["--rebuild", "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and sorted(json.loads(r.stdout)["built"]) == ["2026-10-01", "2026-10-02"]
+    assert subprocess.run(cli + ["--check"], capture_output=True, timeout=600).returncode == 0
+    # an append makes the day stale for --check (exit 1)
+    EventLog(root, fsync="never").append_many(_events(rng, 2, ["2026-10-02"]))
+    r = subprocess.run(cli + ["--check", "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1 and json.loads(r.stdout)["stale"] == ["2026-10-02"]
+    # purge by chat drops every unit holding that chat; by file, that file's day
+    holding = sorted(d for d, r in store.load_records(root).items() if "100" in r["chats"])
+    assert holding and index.purge(root, chats=["100"]) == holding
+    assert all("100" not in r["chats"] for r in store.load_records(root).values())
+    index.update(root)
+    assert index.purge(root, files=["raw/telegram/chats/200/2026/10/01.jsonl"]) == ["2026-10-01"]
+    assert sorted(store.load_records(root)) == ["2026-10-02"]
+    assert not [p for p in store.units_dir(root).iterdir() if p.name.startswith("2026-10-01")]
+
+
+def test_rebuilt_day_reuses_vectors_of_unchanged_messages(root: Path) -> None:
+    """An append re-embeds only the new messages; the reused rows equal a from-scratch build's."""
+    from eventlog.search import embed
+
+    if embed.available():
+        pytest.skip(embed.available())
+    import numpy as np
+
+    rng = random.Random(2)
+    log = EventLog(root, fsync="never")
+    log.append_many(_events(rng, 30, ["2026-10-01"]))
+    index.update(root)
+    calls: list[int] = []
+    m = embed.load()
+    real = m.encode
+    m.encode = lambda texts, query=False: (calls.append(len(texts)), real(texts, query))[1]  # type: ignore[method-assign]
+    try:
+        log.append_many(_events(rng, 3, ["2026-10-01"]))
+        index.update(root)
+    finally:
+        del m.encode
+    new = sum(1 for e in _events(random.Random(2), 33, ["2026-10-01"])[30:]
+              if e["event"] in ("message:received", "message:sent"))
+    assert sum(calls) == new
+    rec = store.load_records(root)["2026-10-01"]
+    inc = store.open_data(store.units_dir(root) / rec["data"])
+    index.update(root, rebuild=True)
+    rec2 = store.load_records(root)["2026-10-01"]
+    full = store.open_data(store.units_dir(root) / rec2["data"])
+    assert (inc["id"] == full["id"]).all()
+    assert np.abs(inc["vec"].astype(int) - full["vec"].astype(int)).max() <= 1
