@@ -91,3 +91,12 @@ def _forget_parquet(root: Path, scope: ErasedScope) -> dict[str, int]:
             os.close(fd)
     rebuilt = rebuild_months(root, deleted) if deleted else []
     return {"units_deleted": len(deleted), "units_rebuilt": len(rebuilt)}
+
+
+@register_derived("index")
+def _forget_index(root: Path, scope: ErasedScope) -> dict[str, int]:
+    """Drop the search-index day units holding any file of the request; `eventlog index` / `search` rebuild them from
+    the erased log. Imported lazily: the index pulls numpy and the stemmers, which a forget without an index needs not."""
+    from .search.index import purge
+
+    return {"units_deleted": len(purge(root, files=scope.files))}

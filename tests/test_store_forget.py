@@ -65,6 +65,7 @@ def planted(tmp_path: Path) -> Path:
     al.review(root, stored[0]["id"], "false-positive", note=f"just the {z} again", reviewer="rev")
     assert run("compact", "--root", str(root), "--before", "2026-11-02").exit_code == 0
     assert list((root / "parquet").glob("*.vocab"))
+    assert run("index", "--no-vectors", "--root", str(root)).exit_code == 0  # a search index derived from it too
     # a torn tail (a writer killed mid-line) in chat 42's open day, and one already moved aside
     day = root / "raw/telegram/chats/42/2026/11/02.jsonl"
     with open(day, "ab") as f:
@@ -93,6 +94,8 @@ def test_forget_a_chat_leaves_no_byte_of_it_and_everything_verifies(planted: Pat
 
     for c in CANARIES:
         assert _bytes_under(root, c.encode()) == [], c
+    assert _bytes_under(root, b"zebracanar") == []  # nor its stem in the search index
+    assert result["derived"]["index"]["units_deleted"] >= 1
     v = run("verify", "--root", str(root))
     assert v.exit_code == 0, v.output
     v = run("verify", "--head", h0, "--root", str(root))
