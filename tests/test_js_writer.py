@@ -18,9 +18,9 @@ from eventlog import schema
 from eventlog.writer import EventLog
 
 REPO = Path(__file__).resolve().parents[1]
-WRITER = REPO / "patches" / "openclaw" / "runtime" / "writer.mjs"
+WRITER = REPO / "eventlog" / "patches" / "openclaw" / "runtime" / "writer.mjs"
 sys.path.insert(0, str(REPO))
-from tools.e2e.harness import default_node  # noqa: E402
+from eventlog.smoke.harness import default_node  # noqa: E402
 
 # Appends the events of a JSON Lines file (or N generated ones) with the JS writer; prints how many it wrote.
 DRIVER = """

@@ -24,7 +24,7 @@ import orjson
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tools.e2e.harness import Gateway, clone_openclaw, default_openclaw_dir  # noqa: E402
+from eventlog.smoke.harness import Gateway, clone_openclaw, default_openclaw_dir  # noqa: E402
 
 WORK = REPO / "demo-root"
 ALNUM = string.ascii_letters + string.digits

@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "eventlog.cli.recall",
     "eventlog.cli.dlp",
     "eventlog.cli.patch",
+    "eventlog.cli.doctor",
 ]
 
 for _name in COMMAND_MODULES:

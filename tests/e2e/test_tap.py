@@ -17,7 +17,7 @@ from typing import Any, Callable
 import orjson
 import pytest
 
-from tools.e2e.harness import Gateway, clone_openclaw
+from eventlog.smoke.harness import Gateway, clone_openclaw
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO / "tests") not in sys.path:

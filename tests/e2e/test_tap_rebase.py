@@ -1,4 +1,4 @@
-"""Issue 6: `eventlog patch rebase --to 2026.9.5 --verify` on that release's real gateway (installed by
+"""Issue 6: `eventlog patch rebase --to <previous release> --verify` on that release's real gateway (installed by
 `make releases`; the test itself never fetches)."""
 from __future__ import annotations
 
@@ -6,18 +6,19 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from eventlog import toolchain
 from eventlog.cli.main import cli
-from eventlog.patchset.tree import CACHE
 
 pytestmark = pytest.mark.e2e
 
 
-def test_rebase_onto_2026_9_5_verifies_on_its_gateway() -> None:
-    installed = CACHE / "rebase-installs" / "2026.9.5" / ".complete"
-    packed = CACHE / "releases" / "2026.9.5" / "package" / "package.json"
+def test_rebase_onto_the_previous_release_verifies_on_its_gateway() -> None:
+    prev = toolchain.OPENCLAW_PREVIOUS
+    installed = toolchain.cache_dir() / "rebase-installs" / prev / ".complete"
+    packed = toolchain.cache_dir() / "releases" / prev / "package" / "package.json"
     if not (installed.is_file() and packed.is_file()):
-        pytest.fail("openclaw 2026.9.5 not in the cache: run `make releases`", pytrace=False)
-    r = CliRunner().invoke(cli, ["patch", "rebase", "--to", "2026.9.5", "--verify", "--dry-run", "--json"],
+        pytest.fail(f"openclaw {prev} not in the cache: run `make releases`", pytrace=False)
+    r = CliRunner().invoke(cli, ["patch", "rebase", "--to", prev, "--verify", "--dry-run", "--json"],
                            catch_exceptions=False)
     rep = orjson.loads(r.stdout.splitlines()[0])
     assert r.exit_code == 0, rep

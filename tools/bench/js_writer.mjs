@@ -12,7 +12,7 @@ import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
-import { openEventLog } from "../../patches/openclaw/runtime/writer.mjs";
+import { openEventLog } from "../../eventlog/patches/openclaw/runtime/writer.mjs";
 
 const args = process.argv.slice(2);
 const N = Number(args[args.indexOf("--n") + 1] || 0) || 2000;
