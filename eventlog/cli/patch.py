@@ -147,6 +147,40 @@ def guard_cmd(openclaw_dir: Path | None, root: str | None, settle: float, interv
         sys.exit(2)
 
 
+@patch.command("unit")
+@openclaw_opt
+@click.option("--wrapper", is_flag=True, help="Print a start script for non-systemd setups instead of a drop-in.")
+@click.option("--unit", "unit", default="openclaw-gateway", show_default=True,
+              help="The gateway's systemd user unit (OpenClaw's $OPENCLAW_SYSTEMD_UNIT).")
+@click.option("--log-root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also set EVENTLOG_ROOT for the gateway in the drop-in.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write it to this file (default: stdout; the drop-in's place is printed on stderr).")
+@root_opt
+def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path | None, out: Path | None,
+             root: str | None) -> None:
+    """Print the systemd drop-in (ExecStartPre=eventlog patch ensure) or a wrapper script: fail-closed starts.
+
+    Example:
+
+      eventlog patch unit > ~/.config/systemd/user/openclaw-gateway.service.d/eventlog-ensure.conf
+      systemctl --user daemon-reload && systemctl --user restart openclaw-gateway
+    """
+    from eventlog.patchset.service import dropin_path, systemd_dropin, wrapper_script
+
+    found = _run(lambda _pkg, _m: {}, openclaw_dir, None)["found"]
+    pkg = Path(found["dir"]).absolute()
+    text = wrapper_script(pkg) if wrapper else systemd_dropin(pkg, root=log_root.absolute() if log_root else None)
+    if out:
+        out.write_text(text)
+        if wrapper:
+            out.chmod(0o755)
+    else:
+        click.echo(text, nl=False)
+    if not wrapper:
+        click.echo(f"# drop-in location: {dropin_path(unit)}", err=True)
+
+
 @patch.command("status")
 @openclaw_opt
 @manifest_opt

@@ -8,8 +8,11 @@ apply is reverted).
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from eventlog.patchset.errors import PatchError
 from eventlog.patchset.install import apply, audit, openclaw_version, revert, status
@@ -28,6 +31,12 @@ def ensure(pkg: Path, manifest: Manifest | None = None) -> dict[str, Any]:
     rep: dict[str, Any] = {"type": "ensure", "openclaw_dir": str(pkg), "openclaw_version": version,
                            "known_good": m is not None}
     st = status(pkg, m or base_m)
+    if st["state"] == "partial" and _stale_runtime_only(pkg, m or base_m, st, version):
+        # an update that overwrote the package in place: upstream files are new and unmarked, only our runtime
+        # folder of the previous release is left — it is ours entirely, so it goes, and the tap is applied afresh
+        shutil.rmtree(pkg / (m or base_m).runtime_dir)
+        rep["removed_stale_runtime"] = True
+        st = status(pkg, m or base_m)
     if st["state"] == "partial":
         raise _refuse("partial", "the tree is partially patched; run `eventlog patch revert` and look at it", rep,
                       status=st)
@@ -62,6 +71,16 @@ def ensure(pkg: Path, manifest: Manifest | None = None) -> dict[str, Any]:
         revert(pkg, m)
         raise _refuse("audit-failed", "applied but the audit failed; reverted", rep, audit=a)
     return _done(pkg, m, rep, "rebased-and-applied" if rebase_rep else "applied")
+
+
+def _stale_runtime_only(pkg: Path, m: Manifest, st: dict[str, Any], version: str) -> bool:
+    if any(c["files"] for c in st["changes"]) or not st["runtime_present"]:
+        return False
+    try:
+        rec = orjson.loads((pkg / m.runtime_dir / "install.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    return isinstance(rec, dict) and rec.get("openclaw_version") not in (None, version)
 
 
 def _done(pkg: Path, m: Manifest, rep: dict[str, Any], result: str) -> dict[str, Any]:
