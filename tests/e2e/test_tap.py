@@ -1,4 +1,4 @@
-"""Issue 5, items a–f: the patch set on the REAL OpenClaw 2026.9.6 gateway, offline against the loopback fakes.
+"""Issue 5, items a–f: the patch set on the REAL (pinned) OpenClaw gateway, offline against the loopback fakes.
 
 One private patched copy of the installed package serves three gateways: default streaming, `partial` preview
 streaming, and one whose DLP rule file is broken (the fail-closed fault). Secrets are generated at run time.
