@@ -63,7 +63,7 @@ wheelhouse: $(WHEELHOUSE)/.complete
 
 test: deps releases wheelhouse
 	$(VPY) -m pytest -q
-	PATH=$(NODE_BIN_DIR):$$PATH EVENTLOG_DLP_RULES=$(CURDIR)/eventlog/dlp/rules.json $(NODE) --test $(RUNTIME)/test/
+	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 test-fast: venv node
 	$(VPY) -m pytest -q -m "not e2e and not slow and not openclaw"

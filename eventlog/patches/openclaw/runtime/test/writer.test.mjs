@@ -14,7 +14,7 @@ import {
 import { openEventLog, resolveRoot, withFileLock, LockTimeout, DamagedLog } from "../writer.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const VECTORS = join(here, "..", "..", "..", "..", "tests", "vectors", "store");
+const VECTORS = join(here, "..", "..", "..", "..", "..", "tests", "vectors", "store");
 const ENC = JSON.parse(readFileSync(join(VECTORS, "encoding.json"), "utf8"));
 const NAMES = JSON.parse(readFileSync(join(VECTORS, "names.json"), "utf8"));
 const TS = JSON.parse(readFileSync(join(VECTORS, "timestamps.json"), "utf8"));
