@@ -152,9 +152,14 @@ def run_checks(root: Path, openclaw: str | os.PathLike[str] | None = None, node:
         rep = last_patch.get("report") or {}
         detail = (f"{last_patch['event']} at {last_patch.get('ts')}: openclaw {last_patch.get('old_version')} -> "
                   f"{last_patch.get('new_version')}")
-        if last_patch["event"] == "patch:failed":
+        ok = last_patch["event"] != "patch:failed"
+        if not ok:
             detail += f": {rep.get('error')}: {rep.get('reason')}"
-        checks.append(_check("guard", last_patch["event"] != "patch:failed", detail))
+            # resolved since (an ensure/apply by hand after the failure): the tap audits clean and is newer
+            applied = _ts(record.get("applied_at")) or 0.0
+            if checks[-1]["check"] == "tap" and checks[-1]["ok"] and applied > (_ts(last_patch.get("ts")) or 0.0):
+                ok, detail = True, detail + f"; resolved: the tap was applied again at {record.get('applied_at')}"
+        checks.append(_check("guard", ok, detail))
     start = latest(root, ("tap:start",)) if has_log else None
     if start is None:
         checks.append(_check("tap-live", False, "no tap:start in the log: the patched gateway has not started "
