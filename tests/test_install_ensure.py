@@ -194,6 +194,13 @@ def test_guard_records_failed_update_and_doctor_names_it(tmp_path: Path) -> None
     assert "rebase-failed" in checks["guard"]["detail"]
     human = cli("doctor", "--openclaw", str(tree), "--root", str(root), env=env).stdout.splitlines()
     assert len(human) == len(checks) and any(ln.startswith("FAIL guard") and "patch:failed" in ln for ln in human)
+    # the operator installs a release that works and runs ensure by hand: the failure is reported as resolved
+    os.rename(tree, tmp_path / "bad-retired")
+    link_clone(openclaw_source(), tree)
+    assert cli("patch", "ensure", "--openclaw", str(tree), env=env).returncode == 0
+    r = cli("doctor", "--openclaw", str(tree), "--root", str(root), "--json", env=env)
+    checks = {c["check"]: c for c in map(orjson.loads, r.stdout.splitlines())}
+    assert checks["tap"]["ok"] and checks["guard"]["ok"] and "resolved" in checks["guard"]["detail"]
 
 
 def test_wrapper_recipe_fails_closed(tmp_path: Path) -> None:
