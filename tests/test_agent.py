@@ -279,7 +279,7 @@ def run_plugin(node: Path, tmp_path: Path, cfg: dict[str, Any], calls: list[Any]
 
 @pytest.mark.parametrize("helper", [True, False])
 def test_plugin_under_node(helper: bool, log: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
-    from tools.e2e.harness import HarnessError, check_install
+    from eventlog.smoke.harness import HarnessError, check_install
 
     try:
         node, _ = check_install()
@@ -311,7 +311,7 @@ def test_plugin_under_node(helper: bool, log: tuple[Path, dict[str, Any]], tmp_p
 
 
 def test_plugin_fails_soft(log: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
-    from tools.e2e.harness import check_install
+    from eventlog.smoke.harness import check_install
 
     node, _ = check_install()
     root, _ = log

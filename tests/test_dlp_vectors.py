@@ -1,5 +1,5 @@
 """The shared DLP vectors (tests/vectors/dlp/cases.json): the Python engine must reproduce every case exactly. The JS
-engine runs the same file in patches/openclaw/runtime/test/dlp.test.mjs."""
+engine runs the same file in eventlog/patches/openclaw/runtime/test/dlp.test.mjs."""
 from __future__ import annotations
 
 import json

@@ -137,7 +137,7 @@ def test_overlapping_exports_give_their_union(root, tmp_path):
 
 
 def _tap_received(chat, mid, date, text, ts, update_id):
-    """What the tap writes for an inbound message (patches/openclaw/runtime/tap-core.mjs, receivedEvent)."""
+    """What the tap writes for an inbound message (eventlog/patches/openclaw/runtime/tap-core.mjs, receivedEvent)."""
     msg = {"message_id": mid, "date": date, "chat": {"id": int(chat), "type": "private" if int(chat) > 0 else
                                                      "supergroup"},
            "from": {"id": 100200300, "is_bot": False, "first_name": "Иван"}, "text": text}

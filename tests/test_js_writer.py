@@ -1,4 +1,4 @@
-"""The JS writer (patches/openclaw/runtime/writer.mjs) against the Python store: same bytes for the same parsed events,
+"""The JS writer (eventlog/patches/openclaw/runtime/writer.mjs) against the Python store: same bytes for the same parsed events,
 and Python and Node processes appending to one chat/day at the same time keep one verifiable chain."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from eventlog import schema
 from eventlog.writer import EventLog
 
 REPO = Path(__file__).resolve().parents[1]
-WRITER = REPO / "patches" / "openclaw" / "runtime" / "writer.mjs"
+WRITER = REPO / "eventlog" / "patches" / "openclaw" / "runtime" / "writer.mjs"
 sys.path.insert(0, str(REPO))
-from tools.e2e.harness import default_node  # noqa: E402
+from eventlog.smoke.harness import default_node  # noqa: E402
 
 # Appends the events of a JSON Lines file (or N generated ones) with the JS writer; prints how many it wrote.
 DRIVER = """

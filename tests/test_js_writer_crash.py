@@ -18,9 +18,9 @@ import pytest
 from eventlog.writer import EventLog
 
 REPO = Path(__file__).resolve().parents[1]
-WRITER = REPO / "patches" / "openclaw" / "runtime" / "writer.mjs"
+WRITER = REPO / "eventlog" / "patches" / "openclaw" / "runtime" / "writer.mjs"
 sys.path.insert(0, str(REPO))
-from tools.e2e.harness import default_node  # noqa: E402
+from eventlog.smoke.harness import default_node  # noqa: E402
 
 ACKER = """
 const { openEventLog } = await import(process.argv[2]);

@@ -1,4 +1,4 @@
-"""apply / status / audit / revert / diffs on a private copy of the REAL installed openclaw 2026.9.6 dist."""
+"""apply / status / audit / revert / diffs on a private copy of the REAL installed (pinned) openclaw dist."""
 from __future__ import annotations
 
 import os
@@ -15,11 +15,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from eventlog import toolchain  # noqa: E402
 from eventlog.cli.patch import patch  # noqa: E402
+from eventlog.patchset.paths import PATCH_DIR  # noqa: E402
 from eventlog.patchset import audit, load_manifest  # noqa: E402
 from eventlog.patchset.diffs import render_diffs  # noqa: E402
 from patchset_util import link_clone, openclaw_source, same_bytes, snapshot  # noqa: E402
-from tools.e2e.harness import default_node  # noqa: E402
+from eventlog.smoke.harness import default_node  # noqa: E402
 
 pytestmark = pytest.mark.openclaw
 
@@ -52,7 +54,7 @@ def test_apply_status_audit_revert_roundtrip(tree: Path, src: Path) -> None:
     code, out, err = run("apply", "--openclaw", str(tree), "--json")
     assert code == 0, err
     rep = orjson.loads(out)
-    assert rep["result"] == "applied" and rep["openclaw_version"] == "2026.9.6"
+    assert rep["result"] == "applied" and rep["openclaw_version"] == toolchain.OPENCLAW_VERSION
     t = targets(tree)
     assert set(t) == {INGRESS, SEND}
     assert "telegram-ingress-drain-factory-" in t[INGRESS] and "/send-" in t[SEND]
@@ -112,7 +114,7 @@ def test_first_start_lifecycle_is_expected(tree: Path, src: Path) -> None:
 
 def test_committed_diffs_are_what_the_tool_generates(src: Path) -> None:
     generated = render_diffs(src)
-    d = REPO / "patches" / "openclaw" / "diffs" / "2026.9.6"
+    d = PATCH_DIR / "diffs" / toolchain.OPENCLAW_VERSION
     assert {p.stem for p in d.glob("*.diff")} == set(generated)
     for cid, text in generated.items():
         assert (d / f"{cid}.diff").read_text() == text
@@ -123,7 +125,7 @@ def test_committed_diffs_are_what_the_tool_generates(src: Path) -> None:
 
 def test_committed_diffs_apply_with_git_and_equal_the_tool(tree: Path, tmp_path: Path) -> None:
     other = link_clone(tree, tmp_path / "other")
-    d = REPO / "patches" / "openclaw" / "diffs" / "2026.9.6"
+    d = PATCH_DIR / "diffs" / toolchain.OPENCLAW_VERSION
     for p in sorted(d.glob("*.diff")):
         r = subprocess.run(["git", "apply", "--unsafe-paths", "-p1", str(p)], cwd=other, capture_output=True,
                            text=True)
@@ -204,7 +206,7 @@ def test_bad_manifest_is_exit_2(tree: Path, tmp_path: Path) -> None:
 def test_runtime_update_is_a_warning_and_apply_refreshes_it(tree: Path, tmp_path: Path) -> None:
     """A newer project runtime is not tampering: audit passes with a warning, apply swaps the runtime in."""
     proj = tmp_path / "proj"
-    shutil.copytree(REPO / "patches" / "openclaw", proj / "patches" / "openclaw", ignore=shutil.ignore_patterns("diffs"))
+    shutil.copytree(PATCH_DIR, proj / "patches" / "openclaw", ignore=shutil.ignore_patterns("diffs"))
     (proj / "eventlog" / "dlp").mkdir(parents=True)
     shutil.copyfile(REPO / "eventlog" / "dlp" / "rules.json", proj / "eventlog" / "dlp" / "rules.json")
     manifest = str(proj / "patches" / "openclaw" / "manifest.json")

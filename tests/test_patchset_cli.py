@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from eventlog.cli.main import cli
 
-VERBS = ["apply", "revert", "status", "audit", "diffs", "rebase", "drift", "matrix", "fetch"]
+VERBS = ["apply", "revert", "status", "audit", "diffs", "rebase", "drift", "matrix", "fetch", "ensure", "guard", "unit"]
 
 
 def invoke(*args: str):

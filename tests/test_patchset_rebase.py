@@ -1,4 +1,4 @@
-"""Rebase never mis-applies: synthetic mutations of the REAL 2026.9.6 dist, and the real older releases.
+"""Rebase never mis-applies: synthetic mutations of the REAL pinned dist, and the real older releases.
 
 Each mutation ends in the right report and an untouched tree. Older releases come from the cache
 (`make releases`; the test suite itself never touches the network).
@@ -18,7 +18,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from eventlog.cli.patch import patch  # noqa: E402
-from eventlog.patchset.tree import CACHE  # noqa: E402
+from eventlog import toolchain  # noqa: E402
+from eventlog.patchset.paths import PATCH_DIR  # noqa: E402
 from patchset_util import link_clone, openclaw_source, snapshot  # noqa: E402
 
 pytestmark = pytest.mark.openclaw
@@ -149,14 +150,21 @@ def test_half_applied_tree_fails_closed_and_revert_cleans(tree: Path, src: Path)
     assert run("status", "--openclaw", str(tree), "--json")[0] == 1
 
 
-@pytest.mark.parametrize("version,expect", [
-    ("2026.9.5", {"ingress-bot": "exact", "send-bot": "exact"}),
-    ("2026.8.2", {"ingress-bot": "re-anchored", "send-bot": "re-anchored"}),
-    ("2026.7.1", {"ingress-bot": "re-anchored", "send-bot": "re-anchored"}),
-    ("2026.6.5", {"ingress-bot": "re-anchored", "send-bot": "re-anchored"}),
-])
-def test_real_releases(version: str, expect: dict[str, str], tmp_path: Path) -> None:
-    pkg = CACHE / "releases" / version / "package"
+def known_good(version: str) -> dict[str, str]:
+    """change -> rebase result, from the shipped known-good release manifest (the matrix, not this test, names them)."""
+    raw = orjson.loads((PATCH_DIR / "releases" / version / "manifest.json").read_bytes())
+    return {c["id"]: c["rebase"]["result"] for c in raw["changes"]}
+
+
+def cached_release(version: str) -> Path:
+    return toolchain.cache_dir() / "releases" / version / "package"
+
+
+@pytest.mark.parametrize("version", toolchain.OPENCLAW_RELEASES)
+def test_real_releases(version: str, tmp_path: Path) -> None:
+    expect = known_good(version)
+    assert set(expect.values()) <= {"exact", "re-anchored"}
+    pkg = cached_release(version)
     if not (pkg / "package.json").is_file():
         pytest.fail(f"release {version} not in the cache: run `make releases`", pytrace=False)
     code, r = rebase(pkg)
@@ -167,9 +175,11 @@ def test_real_releases(version: str, expect: dict[str, str], tmp_path: Path) -> 
 
 
 def test_drift_reports_files_functions_and_sites(tmp_path: Path, src: Path) -> None:
-    pkg = CACHE / "releases" / "2026.8.2" / "package"
+    # the newest release whose ingress anchor had to be re-anchored (the throttler call without `.transformer`)
+    old = next(v for v in toolchain.OPENCLAW_RELEASES if known_good(v)["ingress-bot"] == "re-anchored")
+    pkg = cached_release(old)
     if not (pkg / "package.json").is_file():
-        pytest.fail("release 2026.8.2 not in the cache: run `make releases`", pytrace=False)
+        pytest.fail(f"release {old} not in the cache: run `make releases`", pytrace=False)
     code, rep, _ = run("drift", "--from", str(pkg), "--to", str(src), "--json")
     assert code == 0
     ing = next(c for c in rep["changes"] if c["change"] == "ingress-bot")
@@ -177,5 +187,5 @@ def test_drift_reports_files_functions_and_sites(tmp_path: Path, src: Path) -> N
     assert ing["from"]["function_header"].startswith("function createTelegramBotCore(")
     assert any(ING_ANCHOR in ln for ln in ing["to"]["site"])
     assert any("+\tbot.api.config.use(accountThrottler.transformer);" == ln for ln in ing["function_diff"])
-    # 2026.8.2's polling monitor installs one more transformer (getUpdates only); drift shows it
+    # that release's polling monitor installs one more transformer (getUpdates only); drift shows it
     assert any("monitor-polling" in s for s in rep["transformers"]["from"])

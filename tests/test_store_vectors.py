@@ -1,4 +1,4 @@
-"""The golden vectors the JS writer must also pass (patches/openclaw/runtime/test/)."""
+"""The golden vectors the JS writer must also pass (eventlog/patches/openclaw/runtime/test/)."""
 import json
 
 import pytest

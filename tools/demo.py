@@ -1,6 +1,6 @@
 """`make demo`: the patched OpenClaw gateway, offline, in a short scripted conversation — then what the log knows.
 
-1. copies the installed openclaw@2026.9.6 (from `make openclaw`) and applies the patch set to the copy;
+1. copies the installed pinned openclaw (from `make openclaw`) and applies the patch set to the copy;
 2. starts the real gateway against the loopback fake Telegram and fake LLM (preview streaming on);
 3. plays a conversation in English and Russian in which the agent, streaming slowly, tries to say an API key;
 4. prints the log tree, `eventlog grep`, an `eventlog sql` summary, `eventlog verify` and the DLP alert — and checks
@@ -24,7 +24,8 @@ import orjson
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tools.e2e.harness import Gateway, clone_openclaw, default_openclaw_dir  # noqa: E402
+from eventlog import toolchain  # noqa: E402
+from eventlog.smoke.harness import Gateway, clone_openclaw, default_openclaw_dir  # noqa: E402
 
 WORK = REPO / "demo-root"
 ALNUM = string.ascii_letters + string.digits
@@ -57,7 +58,7 @@ def main() -> int:
     t0 = time.monotonic()
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir()
-    say("Patching a private copy of openclaw@2026.9.6")
+    say(f"Patching a private copy of openclaw@{toolchain.OPENCLAW_VERSION}")
     pkg = clone_openclaw(WORK / "openclaw", default_openclaw_dir())
     r = subprocess.run([sys.executable, "-m", "eventlog", "patch", "apply", "--openclaw", str(pkg)], cwd=REPO)
     if r.returncode != 0:

@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "eventlog.cli.importer",
     "eventlog.cli.agent",
     "eventlog.cli.search",
+    "eventlog.cli.doctor",
 ]
 
 for _name in COMMAND_MODULES:

@@ -1,7 +1,7 @@
-"""`eventlog patch apply|revert|status|audit|diffs` — parse, call eventlog.patchset, render. No logic here.
+"""`eventlog patch …` — parse, call eventlog.patchset, render. No logic here.
 
-Exit codes: apply/revert 0 done (or nothing to do), 2 refused (JSON report on stdout, one line on stderr);
-status 0 applied, 1 not applied, 2 partial; audit 0 clean, 1 not applied, 2 problems.
+Exit codes: apply/revert/ensure 0 done (or nothing to do), 2 refused (JSON report on stdout, one line on stderr);
+status 0 applied, 1 not applied, 2 partial; audit 0 clean, 1 not applied, 2 problems; guard runs until stopped.
 """
 from __future__ import annotations
 
@@ -13,16 +13,17 @@ import click
 import orjson
 
 from eventlog import patchset
-from eventlog.patchset.install import resolve_openclaw_dir
+from eventlog.patchset.find import find_openclaw
 from eventlog.patchset.manifest import manifest_for
 
 from .main import cli
 
 openclaw_opt = click.option("--openclaw", "openclaw_dir", type=click.Path(file_okay=False, path_type=Path),
                             default=None, help="Installed openclaw package root (default: $EVENTLOG_OPENCLAW_DIR, "
-                                               "else `npm root -g`/openclaw).")
+                                               "else the package of `openclaw` on PATH, else `npm root -g`/openclaw).")
 manifest_opt = click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                            help="Patch manifest (default: patches/openclaw/manifest.json).")
+                            help="Patch manifest (default: the one made for the installed release — a rebase in the "
+                                 "data dir or a shipped one — else the pinned one).")
 json_opt = click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON line.")
 # accepted for uniformity with every other subcommand; the patch set does not touch the log
 root_opt = click.option("--root", type=click.Path(file_okay=False), default=None, hidden=True)
@@ -37,15 +38,16 @@ def _emit(report: dict[str, Any], as_json: bool, human: Callable[[dict[str, Any]
 
 def _run(fn: Callable[..., dict[str, Any]], openclaw_dir: Path | None, manifest: Path | None,
          need_pkg: bool = True) -> dict[str, Any]:
+    found = None
     try:
         if not need_pkg:
             return fn(None, patchset.load_manifest(manifest))
-        pkg = resolve_openclaw_dir(openclaw_dir)
-        m = manifest_for(pkg, manifest)
-        return fn(pkg, m)
+        found = find_openclaw(openclaw_dir)
+        m = manifest_for(found.dir, manifest)
+        return {**fn(found.dir, m), "found": found.to_json()}
     except patchset.PatchError as e:
         # fail closed: the JSON report names the missing/ambiguous anchor; stderr gets one line
-        click.echo(orjson.dumps(e.report).decode())
+        click.echo(orjson.dumps({**e.report, **({"found": found.to_json()} if found else {})}).decode())
         click.echo(f"eventlog patch: {e.message}", err=True)
         sys.exit(2)
 
@@ -82,6 +84,103 @@ def revert_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, 
     _emit(r, as_json, lambda r: f"{r['result']} (openclaw {r['openclaw_version']}): " + ", ".join(r["changed"]))
 
 
+@patch.command("ensure")
+@openclaw_opt
+@manifest_opt
+@json_opt
+@root_opt
+def ensure_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
+    """Make sure the tap is applied and audits clean; the command to run before the gateway starts.
+
+    Applies it if the installed release is known-good, rebases onto it if not (only when every change re-anchors).
+    Exit 0 ok, 2 refused (JSON reason on stdout, tree unchanged). Example, in the gateway's systemd unit:
+
+      ExecStartPre=/home/me/.local/bin/eventlog patch ensure --openclaw /usr/lib/node_modules/openclaw
+    """
+    from eventlog.patchset.ensure import ensure
+
+    r = _run(lambda pkg, m: ensure(pkg, m if manifest else None), openclaw_dir, manifest)
+    _emit(r, as_json, lambda r: f"{r['result']}: openclaw {r['openclaw_version']} at {r['openclaw_dir']} "
+                                f"(found by {r['found']['how']})")
+
+
+@patch.command("guard")
+@openclaw_opt
+@click.option("--root", "root", type=click.Path(file_okay=False), default=None,
+              help="Log root for the patch:* events (default: $EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, "
+                   "~/.openclaw/eventlog).")
+@click.option("--settle", type=click.FloatRange(0.1), default=10.0, show_default=True,
+              help="Seconds the package must be quiet before ensure runs (an npm install writes thousands of files).")
+@click.option("--interval", type=click.FloatRange(1.0), default=60.0, show_default=True,
+              help="Seconds between fingerprint checks that back up the file watcher.")
+@click.option("--then", "then", default=None, metavar="CMD",
+              help="Run CMD after the tap was re-applied, e.g. 'systemctl --user restart openclaw-gateway'.")
+@click.option("--once", is_flag=True, help="Check once (ensure + record) and exit: 0 ok, 2 failed.")
+def guard_cmd(openclaw_dir: Path | None, root: str | None, settle: float, interval: float, then: str | None,
+              once: bool) -> None:
+    """Watch the OpenClaw package; after an update, run ensure and log patch:reapplied / patch:failed.
+
+    Prints one JSON line per outcome. Runs until SIGTERM / Ctrl-C. Example:
+
+      eventlog patch guard --then 'systemctl --user restart openclaw-gateway'
+    """
+    import signal
+
+    from eventlog.layout import resolve_root
+    from eventlog.patchset.guard import Guard
+
+    found = _run(lambda pkg, _m: {}, openclaw_dir, None)["found"]
+    g = Guard(Path(found["dir"]), resolve_root(root), settle=settle, interval=interval, then=then,
+              emit=lambda r: click.echo(orjson.dumps(r).decode()))
+    signal.signal(signal.SIGTERM, g.stop)
+    signal.signal(signal.SIGINT, g.stop)
+    click.echo(orjson.dumps({"event": None, "guard": "started", "found": found}).decode())
+    try:
+        g.run(once=once)
+    except patchset.PatchError as e:
+        click.echo(f"eventlog patch guard: {e.message}", err=True)
+        sys.exit(2)
+    except OSError as e:
+        click.echo(f"eventlog patch guard: {e}", err=True)
+        sys.exit(2)
+    if once and g._recorded_failure is not None:
+        sys.exit(2)
+
+
+@patch.command("unit")
+@openclaw_opt
+@click.option("--wrapper", is_flag=True, help="Print a start script for non-systemd setups instead of a drop-in.")
+@click.option("--unit", "unit", default="openclaw-gateway", show_default=True,
+              help="The gateway's systemd user unit (OpenClaw's $OPENCLAW_SYSTEMD_UNIT).")
+@click.option("--log-root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also set EVENTLOG_ROOT for the gateway in the drop-in.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write it to this file (default: stdout; the drop-in's place is printed on stderr).")
+@root_opt
+def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path | None, out: Path | None,
+             root: str | None) -> None:
+    """Print the systemd drop-in (ExecStartPre=eventlog patch ensure) or a wrapper script: fail-closed starts.
+
+    Example:
+
+      eventlog patch unit > ~/.config/systemd/user/openclaw-gateway.service.d/eventlog-ensure.conf
+      systemctl --user daemon-reload && systemctl --user restart openclaw-gateway
+    """
+    from eventlog.patchset.service import dropin_path, systemd_dropin, wrapper_script
+
+    found = _run(lambda _pkg, _m: {}, openclaw_dir, None)["found"]
+    pkg = Path(found["dir"]).absolute()
+    text = wrapper_script(pkg) if wrapper else systemd_dropin(pkg, root=log_root.absolute() if log_root else None)
+    if out:
+        out.write_text(text)
+        if wrapper:
+            out.chmod(0o755)
+    else:
+        click.echo(text, nl=False)
+    if not wrapper:
+        click.echo(f"# drop-in location: {dropin_path(unit)}", err=True)
+
+
 @patch.command("status")
 @openclaw_opt
 @manifest_opt
@@ -91,7 +190,8 @@ def status_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, 
     """applied / not-applied / partial, with OpenClaw and manifest versions. Exit 0 / 1 / 2."""
     r = _run(patchset.status, openclaw_dir, manifest)
     _emit(r, as_json, lambda r: f"{r['state']}: openclaw {r['openclaw_version']} at {r['openclaw_dir']}, "
-                                f"manifest v{r['manifest_version']}\n" + _changes(r))
+                                f"manifest v{r['manifest_version']}\n  found by {r['found']['how']}: "
+                                f"{r['found']['why']}\n" + _changes(r))
     sys.exit({"applied": 0, "not-applied": 1}.get(r["state"], 2))
 
 
@@ -113,7 +213,7 @@ def audit_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, r
 @openclaw_opt
 @manifest_opt
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output directory (default: patches/openclaw/diffs/<version>/).")
+              help="Output directory (default: <data dir>/diffs/<version>/).")
 @root_opt
 def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None, root: str | None) -> None:
     """Write the unified diffs of the patch set for a pristine OpenClaw tree."""
@@ -129,7 +229,8 @@ def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None
 @manifest_opt
 @click.option("--verify", is_flag=True, help="Run the e2e smoke on that release's real gateway.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write the manifest and diffs here (default: patches/openclaw/releases/<v>/, diffs/<v>/).")
+              help="Write the manifest and diffs here (default: <data dir>/releases/<v>/, <data dir>/diffs/<v>/; "
+                   "the data dir is $EVENTLOG_DATA_DIR, else ~/.local/share/openclaw-eventlog).")
 @click.option("--dry-run", is_flag=True, help="Report only; write nothing.")
 @json_opt
 @root_opt
@@ -179,9 +280,9 @@ def drift_cmd(a: str, b: str, manifest: Path | None, as_json: bool, root: str | 
 @click.argument("releases", nargs=-1, required=True)
 @manifest_opt
 @click.option("--verify", is_flag=True, help="Also run the e2e smoke for each release.")
-@click.option("--write", is_flag=True, help="Also write each rebased manifest and its diffs into patches/openclaw/.")
+@click.option("--write", is_flag=True, help="Also write each rebased manifest and its diffs into the data dir.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Markdown table (default: docs/patchset-matrix.md).")
+              help="Markdown table (default: <data dir>/matrix.md).")
 @json_opt
 @root_opt
 def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, write: bool, out: Path | None,
@@ -200,13 +301,19 @@ def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, w
 @click.option("--install", is_flag=True, help="Also `npm install` them with dependencies (what --verify runs).")
 @root_opt
 def fetch_cmd(versions: tuple[str, ...], install: bool, root: str | None) -> None:
-    """Download releases (`npm pack`) into the cache for rebase/drift; prints each package dir."""
-    from eventlog.patchset.rebase import release_dir
+    """Download releases (`npm pack`, the tarball is kept) into the cache for rebase/drift; prints each package dir.
+
+    Example: eventlog patch fetch 2026.9.5 --install
+    """
+    from eventlog.patchset.rebase import release_dir, release_tarball
     from eventlog.patchset.verify import installed_release
 
+    def one(v: str) -> dict[str, str]:
+        release_tarball(v)
+        return {"dir": str(installed_release(v) if install else release_dir(v))}
+
     for v in versions:
-        r = _run(lambda _pkg, _m: {"dir": str(installed_release(v) if install else release_dir(v))}, None, None,
-                 need_pkg=False)
+        r = _run(lambda _pkg, _m: one(v), None, None, need_pkg=False)
         click.echo(r["dir"])
 
 

@@ -1,6 +1,6 @@
 """The Python DLP engine: keyword prefilter → selected rules → boundary/stopwords/entropy/validator/context → findings.
 
-Semantics shared with the JS engine (patches/openclaw/runtime/dlp.mjs), proven by tests/vectors/dlp/ and the
+Semantics shared with the JS engine (eventlog/patches/openclaw/runtime/dlp.mjs), proven by tests/vectors/dlp/ and the
 conformance corpus:
 - offsets are code points of the scanned string (for HTML: of the payload, mapped back from the visible text);
 - a rule's regex is searched from position 0; a candidate that fails any check is retried one character later, an

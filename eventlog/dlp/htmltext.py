@@ -2,7 +2,7 @@
 
 OpenClaw renders replies Markdown → HTML, so a key can arrive as `sk-ant-<i>api03</i>-…` or `&#115;k-ant-…`. The
 engine scans the visible text (tags removed, entities decoded) and every attribute value (an href can carry
-`https://user:pass@host`), then redacts in the payload. The JS twin is patches/openclaw/runtime/dlp-html.mjs; both
+`https://user:pass@host`), then redacts in the payload. The JS twin is eventlog/patches/openclaw/runtime/dlp-html.mjs; both
 walk the payload with the same rules, so offsets agree (code points).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One alert per leak: the decision shared with the JS tap (patches/openclaw/runtime/dlp-alerts.mjs).
+"""One alert per leak: the decision shared with the JS tap (eventlog/patches/openclaw/runtime/dlp-alerts.mjs).
 
 A streaming reply is sent once and then edited every second or so; each edit carries a longer prefix of the same
 secret, so each has its own fingerprint. Within one outbound message (same chat, same Telegram message_id), a finding

@@ -1,7 +1,7 @@
 """Offline validators: checksums and shape checks that turn a regex candidate into a finding.
 
 Each validator takes the candidate secret (the rule's group text) and returns True to keep it. The JS engine
-(patches/openclaw/runtime/dlp-validators.mjs) implements the same functions; the shared vectors in tests/vectors/dlp/
+(eventlog/patches/openclaw/runtime/dlp-validators.mjs) implements the same functions; the shared vectors in tests/vectors/dlp/
 keep them identical. Facts (weights, checksums, IBAN lengths) come from the public specifications.
 """
 from __future__ import annotations

@@ -28,7 +28,8 @@ def render_diffs(pkg: Path, manifest: Manifest | None = None) -> dict[str, str]:
 def write_diffs(pkg: Path, out_dir: Path | None = None, manifest: Manifest | None = None) -> list[Path]:
     m = manifest or load_manifest()
     version = openclaw_version(pkg)
-    out_dir = out_dir or (m.path.parent / "diffs" / version)
+    from eventlog.patchset.paths import diffs_dir
+    out_dir = out_dir or diffs_dir(version)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for cid, text in render_diffs(pkg, m).items():

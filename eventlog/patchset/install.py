@@ -10,12 +10,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from eventlog import __version__
 from eventlog.patchset.errors import PatchError
 from eventlog.patchset.locate import Scan, anchor_report, decode, encode, patch_text, scan_tree, strip_ours
 from eventlog.patchset.manifest import Manifest, load_manifest, sha256_bytes, sha256_file
@@ -27,17 +27,9 @@ LIFECYCLE_MARKER = ".openclaw-lifecycle-pending"
 
 
 def resolve_openclaw_dir(given: str | os.PathLike[str] | None) -> Path:
-    """--openclaw DIR, else $EVENTLOG_OPENCLAW_DIR, else `npm root -g`/openclaw."""
-    if given:
-        return Path(given)
-    env = os.environ.get("EVENTLOG_OPENCLAW_DIR")
-    if env:
-        return Path(env)
-    try:
-        out = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, timeout=30, check=True)
-    except (OSError, subprocess.SubprocessError):
-        raise PatchError("no-openclaw", "no --openclaw DIR given and `npm root -g` failed") from None
-    return Path(out.stdout.strip()) / "openclaw"
+    """--openclaw DIR, else $EVENTLOG_OPENCLAW_DIR, else the `openclaw` on PATH, else `npm root -g`/openclaw."""
+    from eventlog.patchset.find import find_openclaw
+    return find_openclaw(given).dir
 
 
 def openclaw_version(pkg: Path) -> str:
@@ -173,7 +165,8 @@ def apply(pkg: Path, manifest: Manifest | None = None) -> dict[str, Any]:
             b.parent.mkdir(parents=True, exist_ok=True)
             b.write_bytes(e["old"])
         record = {
-            "manifest_version": m.version, "openclaw_version": version,
+            "manifest_version": m.version, "openclaw_version": version, "tap_version": __version__,
+            "manifest_sha256": sha256_file(m.path) if m.path.is_file() else None,
             "applied_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "files": {e["target"]: {"change": e["change"], "original_sha256": sha256_bytes(e["old"]),
                                     "patched_sha256": sha256_bytes(e["new"])} for e in edits},

@@ -17,10 +17,9 @@ from typing import Any
 import orjson
 
 from eventlog.patchset.errors import PatchError
+from eventlog.patchset.paths import DEFAULT_MANIFEST, PACKAGE_ROOT, release_manifest_candidates
 
 MANIFEST_VERSION = 1
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_MANIFEST = REPO_ROOT / "patches" / "openclaw" / "manifest.json"
 # static `import … from "./x.mjs"`, bare `import "./x.mjs"` and dynamic `import("./x.mjs")` of sibling modules
 _LOCAL_IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*\(?\s*["'](\./[^"']+)["']""")
 
@@ -119,8 +118,7 @@ def load_manifest(path: Path | None = None) -> Manifest:
         raise PatchError("bad-manifest", f"unsupported manifest_version {version} (this tool reads {MANIFEST_VERSION})")
     rt = _req(raw, "runtime", dict, "manifest")
     source = _req(rt, "source", str, "runtime")
-    # the project root is the nearest ancestor holding the runtime source (manifests also live in releases/<v>/)
-    base = next((a for a in path.resolve().parents if (a / source).is_dir()), REPO_ROOT)
+    base = _runtime_base(path, source)
     changes = []
     seen: set[str] = set()
     for i, c in enumerate(_req(raw, "changes", list, "manifest")):
@@ -142,17 +140,47 @@ def load_manifest(path: Path | None = None) -> Manifest:
         changes.append(Change(id=cid, why=_req(c, "why", str, where), signature=tuple(sig), anchor=anchor,
                               insert=insert, known_good=tuple(c.get("known_good") or ()),
                               scope=str(c.get("scope") or ""), requires=tuple(c.get("requires") or ())))
-    extra = tuple((base / e["from"], e["to"]) for e in rt.get("extra", []))
+    extra = tuple((_resolve(base, e["from"]), e["to"]) for e in rt.get("extra", []))
     return Manifest(
         path=path, version=version, marker=_req(raw, "marker", str, "manifest"),
         binding=_req(raw, "binding", str, "manifest"), runtime_dir=_req(rt, "dir", str, "runtime"),
-        runtime_entry=_req(rt, "entry", str, "runtime"), runtime_source=base / source,
+        runtime_entry=_req(rt, "entry", str, "runtime"), runtime_source=_resolve(base, source),
         runtime_extra=extra, changes=tuple(changes), pinned=str(raw.get("pinned", "")), raw=raw,
     )
 
 
+def _runtime_base(path: Path, source: str) -> Path:
+    """Runtime paths in a manifest are relative to the `eventlog` package that ships them. A manifest in a project
+    tree of its own (an ancestor holding `source`) uses that tree's runtime; rebased manifests in the data dir and
+    anywhere else use the installed package's."""
+    from eventlog.patchset.paths import data_dir
+    resolved = path.resolve()
+    if data_dir().resolve() in resolved.parents:
+        return PACKAGE_ROOT
+    return next((a for a in resolved.parents if (a / source).is_dir()), PACKAGE_ROOT)
+
+
+def _resolve(base: Path, rel: str) -> Path:
+    """base/rel, else the installed package's file (manifests written before the move say
+    `eventlog/dlp/rules.json` for the package's `dlp/rules.json`)."""
+    p = base / rel
+    return p if p.exists() else PACKAGE_ROOT / rel.removeprefix("eventlog/")
+
+
+def release_manifest(version: str, m: Manifest | None = None) -> Manifest | None:
+    """The manifest made for one release: the pinned one, else a rebase in the data dir, else a shipped one."""
+    m = m or load_manifest()
+    if version == m.pinned:
+        return m
+    for p in release_manifest_candidates(version):
+        if p.is_file():
+            return load_manifest(p)
+    return None
+
+
 def manifest_for(pkg: Path, given: Path | None = None) -> Manifest:
-    """--manifest if given; else the rebased manifest for the tree's release if one exists; else the default."""
+    """--manifest if given; else the manifest made for the tree's release (data dir, then shipped); else the
+    default (pinned) one."""
     if given:
         return load_manifest(given)
     m = load_manifest()
@@ -160,5 +188,4 @@ def manifest_for(pkg: Path, given: Path | None = None) -> Manifest:
         version = orjson.loads((pkg / "package.json").read_bytes()).get("version")
     except (OSError, orjson.JSONDecodeError, AttributeError):
         return m
-    rebased = m.path.parent / "releases" / str(version) / "manifest.json"
-    return load_manifest(rebased) if version != m.pinned and rebased.is_file() else m
+    return release_manifest(str(version), m) or m

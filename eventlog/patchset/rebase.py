@@ -31,7 +31,8 @@ from eventlog.patchset.errors import PatchError
 from eventlog.patchset.install import apply, openclaw_version, status
 from eventlog.patchset.locate import decode, iter_code_files, scan_tree
 from eventlog.patchset.manifest import Change, Manifest, load_manifest
-from eventlog.patchset.tree import CACHE, link_clone, node_binary
+from eventlog import toolchain
+from eventlog.patchset.tree import link_clone, node_binary
 
 THRESHOLD = 60.0
 # a top-level declaration at column 0 ends the scope of the previous function in rolldown's flat chunks
@@ -46,27 +47,40 @@ def release_dir(to: str) -> Path:
         return p / "package" if (p / "package" / "package.json").is_file() else p
     if not _VERSION.match(to):
         raise PatchError("bad-release", f"not a directory and not a release version: {to!r}")
-    dest = CACHE / "releases" / to
+    dest = toolchain.cache_dir() / "releases" / to
     pkg = dest / "package"
     if (pkg / "package.json").is_file():
         return pkg
-    dest.mkdir(parents=True, exist_ok=True)
-    # the caller's environment as is (registry and proxy settings), with Node 26's directory first on PATH
-    env = dict(os.environ, PATH=f"{Path(node_binary()).parent}:{os.environ.get('PATH', '')}")
-    try:
-        out = subprocess.run(["npm", "pack", f"openclaw@{to}", "--pack-destination", str(dest)],
-                             capture_output=True, text=True, timeout=600, env=env, check=True)
-    except (OSError, subprocess.SubprocessError) as e:
-        detail = (getattr(e, "stderr", "") or str(e)).strip().splitlines()
-        raise PatchError("fetch-failed", f"npm pack openclaw@{to} failed: {detail[-1] if detail else e}") from None
-    tgz = dest / out.stdout.strip().splitlines()[-1]
+    tgz = release_tarball(to)
     tmp = Path(tempfile.mkdtemp(dir=dest))
     with tarfile.open(tgz) as tf:
         tf.extractall(tmp, filter="data")
     (tmp / "package").rename(pkg)
     tmp.rmdir()
-    tgz.unlink()
     return pkg
+
+
+def release_tarball(version: str) -> Path:
+    """The release's npm tarball, kept in the cache (`npm install` of it needs no registry for the package itself)."""
+    if not _VERSION.match(version):
+        raise PatchError("bad-release", f"not a release version: {version!r}")
+    dest = toolchain.cache_dir() / "releases" / version
+    tgz = dest / f"openclaw-{version}.tgz"
+    if tgz.is_file():
+        return tgz
+    dest.mkdir(parents=True, exist_ok=True)
+    # the caller's environment as is (registry and proxy settings), with Node 26's directory first on PATH
+    env = dict(os.environ, PATH=f"{Path(node_binary()).parent}:{os.environ.get('PATH', '')}")
+    try:
+        out = subprocess.run(["npm", "pack", f"openclaw@{version}", "--pack-destination", str(dest)],
+                             capture_output=True, text=True, timeout=600, env=env, check=True)
+    except (OSError, subprocess.SubprocessError) as e:
+        detail = (getattr(e, "stderr", "") or str(e)).strip().splitlines()
+        raise PatchError("fetch-failed", f"npm pack openclaw@{version} failed: {detail[-1] if detail else e}") from None
+    packed = dest / out.stdout.strip().splitlines()[-1]
+    if packed != tgz:
+        packed.rename(tgz)
+    return tgz
 
 
 def scope_region(text: str, scope: str) -> tuple[int, int] | None:
@@ -157,7 +171,8 @@ def _check_requires(rep: dict[str, Any], change: Change, text: str, pos: int, st
 def _old_targets(m: Manifest) -> dict[str, str]:
     """change id -> the file the pinned release's diff names (for the report's old -> new)."""
     out = {}
-    d = m.path.parent / "diffs" / m.pinned
+    from eventlog.patchset.paths import diffs_dir
+    d = diffs_dir(m.pinned, shipped=True)
     for c in m.changes:
         p = d / f"{c.id}.diff"
         if p.is_file():
@@ -257,12 +272,12 @@ def _with_base(m: Manifest, raw: dict[str, Any], path: Path) -> Manifest:
 
 
 def write_release(pkg: Path, raw: dict[str, Any], m: Manifest, out_dir: Path | None) -> list[Path]:
-    """patches/openclaw/releases/<v>/manifest.json and patches/openclaw/diffs/<v>/*.diff (or under out_dir)."""
+    """<data dir>/releases/<v>/manifest.json and <data dir>/diffs/<v>/*.diff (or out_dir/manifest.json, out_dir/diffs/)."""
     from eventlog.patchset.diffs import render_diffs
+    from eventlog.patchset.paths import data_dir
     version = raw["pinned"]
-    base = out_dir or m.path.parent
-    mdir = (out_dir or base / "releases" / version)
-    ddir = (out_dir / "diffs") if out_dir else base / "diffs" / version
+    mdir = out_dir or data_dir() / "releases" / version
+    ddir = (out_dir / "diffs") if out_dir else data_dir() / "diffs" / version
     mdir.mkdir(parents=True, exist_ok=True)
     ddir.mkdir(parents=True, exist_ok=True)
     mpath = mdir / "manifest.json"

@@ -5,8 +5,7 @@ import os
 import shutil
 from pathlib import Path
 
-CACHE = Path(os.environ.get("EVENTLOG_CACHE", Path.home() / ".cache" / "openclaw-eventlog"))
-NODE_VERSION = "26.12.1"
+from eventlog import toolchain
 
 
 def link_clone(src: Path, dst: Path) -> Path:
@@ -33,10 +32,5 @@ def link_clone(src: Path, dst: Path) -> Path:
 
 
 def node_binary() -> str:
-    """$EVENTLOG_NODE, else the Node 26 of `make node`, else `node` on PATH (enough for `--check`)."""
-    env = os.environ.get("EVENTLOG_NODE")
-    if env:
-        return env
-    arch = "arm64" if os.uname().machine in ("aarch64", "arm64") else "x64"
-    cached = CACHE / f"node-{NODE_VERSION}" / "node_modules" / f"node-linux-{arch}" / "bin" / "node"
-    return str(cached) if cached.is_file() else (shutil.which("node") or "node")
+    """$EVENTLOG_NODE, else the pinned Node of `make node`, else `node` on PATH (eventlog.toolchain)."""
+    return toolchain.node_or_default()

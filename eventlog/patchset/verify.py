@@ -2,7 +2,7 @@
 goes out and must never reach the fake Telegram.
 
 The release is installed with its dependencies into the cache (`npm install openclaw@VERSION`, ~1 min, ~650 MB),
-copied, patched with the rebased manifest, and run offline with the e2e harness (tools/e2e/harness.py).
+copied, patched with the rebased manifest, and run offline with the smoke harness (eventlog.smoke.harness).
 """
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import secrets
 import shutil
 import string
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,17 +21,16 @@ import orjson
 from eventlog.patchset.errors import PatchError
 from eventlog.patchset.install import apply
 from eventlog.patchset.manifest import Manifest
-from eventlog.patchset.tree import CACHE, node_binary
-
-REPO = Path(__file__).resolve().parents[2]
+from eventlog import toolchain
+from eventlog.patchset.tree import node_binary
 
 
 def installed_release(version: str) -> Path:
     """The package root of openclaw@VERSION with its dependencies; the `make openclaw` install for the pinned one."""
-    pinned = CACHE / f"openclaw-{version}" / "node_modules" / "openclaw"
+    pinned = toolchain.openclaw_prefix(version) / "node_modules" / "openclaw"
     if (pinned / "openclaw.mjs").is_file():
         return pinned
-    dest = CACHE / "rebase-installs" / version
+    dest = toolchain.cache_dir() / "rebase-installs" / version
     pkg = dest / "node_modules" / "openclaw"
     if (pkg / "openclaw.mjs").is_file() and (dest / ".complete").is_file():
         return pkg
@@ -73,9 +71,7 @@ def _key() -> str:
 
 def smoke(version: str, manifest: Manifest, timeout: float = 300.0) -> dict[str, Any]:
     """Run the smoke; returns {ok, checks: {...}, reason?}. Never raises for a failed check."""
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    from tools.e2e.harness import Gateway, HarnessError, clone_openclaw
+    from eventlog.smoke.harness import Gateway, HarnessError, clone_openclaw
 
     source = installed_release(version)
     work = Path(tempfile.mkdtemp(prefix=f"eventlog-verify-{version}-"))

@@ -1,6 +1,6 @@
 """A fake model that can call tools, for the recall-plugin e2e test (tests/e2e/test_agent_gateway.py).
 
-tools/fake_llm.py streams scripted text only. This subclass keeps its recording and text scripting and adds tool
+eventlog/smoke/fake_llm.py streams scripted text only. This subclass keeps its recording and text scripting and adds tool
 calls: `call_tool(marker, name, arguments)` makes the next request whose current user turn contains `marker` answer
 with one OpenAI-style tool call; the request that then carries the tool's result (OpenClaw appends an internal-context
 user message after it, so the result is the last NON-user message) is answered by `answer(result_text)` — by default
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from typing import Any, Callable
 
-from tools.fake_llm import FakeLLM, Reply, _chunk, _make_handler, last_user_text
+from eventlog.smoke.fake_llm import FakeLLM, Reply, _chunk, _make_handler, last_user_text
 
 
 @dataclass

@@ -8,17 +8,12 @@ other's traffic. A missing Node 26 / openclaw install is a test failure naming t
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from tools.e2e.harness import Gateway, HarnessError, check_install  # noqa: E402
+from eventlog.smoke.harness import Gateway, HarnessError, check_install
 
 
 @pytest.fixture(scope="session")

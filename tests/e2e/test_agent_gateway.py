@@ -1,4 +1,4 @@
-"""Issue 13: the agent remembers — the recall plugin on the REAL OpenClaw 2026.9.6 gateway, offline.
+"""Issue 13: the agent remembers — the recall plugin on the REAL OpenClaw gateway (the pinned release), offline.
 
 One gateway for the whole module: a patched private copy of openclaw (the tap writes the log), the plugin installed into
 its config by the real `eventlog agent install`, and a fake model that calls tools (agent_llm.ToolLLM). `commands.
@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 import orjson
 import pytest
 
-from tools.e2e.harness import Gateway, HarnessError, clone_openclaw
+from eventlog.smoke.harness import Gateway, HarnessError, clone_openclaw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_llm import ToolLLM  # noqa: E402

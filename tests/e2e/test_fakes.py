@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from tools.e2e.harness import GUARD, default_node
-from tools.fake_llm import FakeLLM
-from tools.fake_telegram import FakeTelegram
+from eventlog.smoke.harness import GUARD, default_node
+from eventlog.smoke.fake_llm import FakeLLM
+from eventlog.smoke.fake_telegram import FakeTelegram
 
 
 def _post(url: str, body: Any = None, *, data: bytes | None = None, ctype: str = "application/json",
@@ -191,9 +191,8 @@ def test_llm_stream_chunks_delay_and_matching(llm: FakeLLM) -> None:
 
 
 def test_scripts_run_as_scripts_and_print_their_port() -> None:
-    repo = Path(__file__).resolve().parents[2]
-    for script in ("tools/fake_telegram.py", "tools/fake_llm.py"):
-        p = subprocess.Popen([sys.executable, str(repo / script), "--port", "0"], stdout=subprocess.PIPE, text=True)
+    for module in ("eventlog.smoke.fake_telegram", "eventlog.smoke.fake_llm"):
+        p = subprocess.Popen([sys.executable, "-m", module, "--port", "0"], stdout=subprocess.PIPE, text=True)
         try:
             info = json.loads(p.stdout.readline())
             assert info["url"] == f"http://127.0.0.1:{info['port']}" and info["port"] > 0
@@ -228,7 +227,7 @@ def test_guard_denies_and_records_non_loopback_but_passes_loopback(tmp_path: Pat
 
 def test_gateway_config_and_environment_stay_offline_and_inside_the_workdir(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from tools.e2e.harness import Gateway
+    from eventlog.smoke.harness import Gateway
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-callers-shell")
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")

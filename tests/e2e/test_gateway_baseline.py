@@ -6,7 +6,7 @@ import secrets
 
 import pytest
 
-from tools.e2e.harness import Gateway
+from eventlog.smoke.harness import Gateway
 
 
 @pytest.mark.e2e

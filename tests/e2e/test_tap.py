@@ -1,4 +1,4 @@
-"""Issue 5, items a–f: the patch set on the REAL OpenClaw 2026.9.6 gateway, offline against the loopback fakes.
+"""Issue 5, items a–f: the patch set on the REAL (pinned) OpenClaw gateway, offline against the loopback fakes.
 
 One private patched copy of the installed package serves three gateways: default streaming, `partial` preview
 streaming, and one whose DLP rule file is broken (the fail-closed fault). Secrets are generated at run time.
@@ -17,7 +17,7 @@ from typing import Any, Callable
 import orjson
 import pytest
 
-from tools.e2e.harness import Gateway, clone_openclaw
+from eventlog.smoke.harness import Gateway, clone_openclaw
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO / "tests") not in sys.path:

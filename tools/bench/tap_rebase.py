@@ -1,10 +1,10 @@
 """Rebase speed per release (no verify), beside a plain `git apply --3way` of the pinned diffs on the same release.
 
 For each release in the cache (`make releases`): wall time and peak RSS of `eventlog patch rebase --to <dir>
---dry-run` in a fresh process, and what `git apply --3way` of patches/openclaw/diffs/2026.9.6/*.diff does on a git
+--dry-run` in a fresh process, and what `git apply --3way` of eventlog/patches/openclaw/diffs/<pinned>/*.diff does on a git
 repo of that release's tree: whether it applies, how, in how long.
 
-    python tools/bench/tap_rebase.py [--releases 2026.9.5,2026.8.2,...]
+    python tools/bench/tap_rebase.py [--releases V1,V2,...]
 """
 from __future__ import annotations
 
@@ -20,10 +20,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from eventlog.patchset.tree import CACHE, link_clone  # noqa: E402
+from eventlog import toolchain  # noqa: E402
+from eventlog.patchset.paths import PATCH_DIR  # noqa: E402
+from eventlog.patchset.tree import link_clone  # noqa: E402
 from tools.bench.common import run_measured, table  # noqa: E402
 
-PINNED_DIFFS = REPO / "patches" / "openclaw" / "diffs" / "2026.9.6"
+PINNED_DIFFS = PATCH_DIR / "diffs" / toolchain.OPENCLAW_VERSION
 
 
 def git_apply(pkg: Path) -> dict[str, object]:
@@ -44,11 +46,11 @@ def git_apply(pkg: Path) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--releases", default="2026.9.6,2026.9.5,2026.8.2,2026.7.1,2026.6.5")
+    ap.add_argument("--releases", default=",".join((toolchain.OPENCLAW_VERSION, *toolchain.OPENCLAW_RELEASES)))
     args = ap.parse_args(argv)
     rows = []
     for v in args.releases.split(","):
-        pkg = CACHE / "releases" / v / "package"
+        pkg = toolchain.cache_dir() / "releases" / v / "package"
         if not (pkg / "package.json").is_file():
             print(f"skip {v}: not in the cache (make releases)", file=sys.stderr)
             continue

@@ -5,7 +5,7 @@ LABELLED TEST CORPUS: every secret in the output is a fake-format value generate
 Each case states its intent by hand (`expect_rules`: the rule ids that must be found, in order); the exact offsets,
 fingerprints, masks, hold-back and filtered text are then filled in by the Python engine, and this script refuses to
 write if the engine's rules differ from the intent. pytest (tests/test_dlp_vectors.py) and node
-(patches/openclaw/runtime/test/dlp.test.mjs) then both compare themselves with the file.
+(eventlog/patches/openclaw/runtime/test/dlp.test.mjs) then both compare themselves with the file.
 
     .venv/bin/python tests/vectors/dlp/make_vectors.py
 """

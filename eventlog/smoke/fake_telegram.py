@@ -21,7 +21,7 @@ Control side (for tests), on the same port under ``/_control/``:
   GET  /_control/info           bot identity, token, counters
 Nothing here ever connects anywhere: it only listens, on 127.0.0.1.
 
-Run: ``python tools/fake_telegram.py [--port 0]`` prints one JSON line ``{"port": P, "url": ...}`` and serves until killed.
+Run: ``python -m eventlog.smoke.fake_telegram [--port 0]`` prints one JSON line ``{"port": P, "url": ...}`` and serves until killed.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createScanner, loadRules } from "../dlp.mjs";
 
-const VEC = fileURLToPath(new URL("../../../../tests/vectors/dlp/cases.json", import.meta.url));
+const VEC = fileURLToPath(new URL("../../../../../tests/vectors/dlp/cases.json", import.meta.url));
 const doc = JSON.parse(readFileSync(VEC, "utf8"));
 const scanner = createScanner({ rules: loadRules(), key: Buffer.from(doc.key_hex, "hex") });
 

@@ -132,7 +132,7 @@ function compileRule(r, index) {
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export function defaultRulesPath() {
   const candidates = [process.env.EVENTLOG_DLP_RULES, path.join(HERE, "rules.json"),
-    path.join(HERE, "..", "..", "..", "eventlog", "dlp", "rules.json")].filter(Boolean);
+    path.join(HERE, "..", "..", "..", "dlp", "rules.json")].filter(Boolean);
   for (const p of candidates) if (fs.existsSync(p)) return p;
   throw new Error(`dlp: no rules.json (looked in ${candidates.join(", ")})`);
 }

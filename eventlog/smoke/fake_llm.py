@@ -15,7 +15,7 @@ Control API on the same port, under ``/_control/``:
   POST /_control/wait      body: ``{"since": N, "contains": S, "timeout": T}`` → the first match or 408
 Listens on 127.0.0.1 only and never connects anywhere.
 
-Run: ``python tools/fake_llm.py [--port 0]`` prints ``{"port": P, "url": ..., "base_url": ".../v1"}``.
+Run: ``python -m eventlog.smoke.fake_llm [--port 0]`` prints ``{"port": P, "url": ..., "base_url": ".../v1"}``.
 """
 
 from __future__ import annotations

@@ -3,15 +3,19 @@
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { tmpdir, homedir } from "node:os";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { createTap } from "../tap-core.mjs";
 import { openEventLog } from "../writer.mjs";
 import { createScanner, loadKey, loadRules } from "../dlp.mjs";
 
 export const OPENCLAW_DIR = process.env.EVENTLOG_OPENCLAW_DIR
-  || join(homedir(), ".cache", "openclaw-eventlog", "openclaw-2026.9.6", "node_modules", "openclaw");
+  // else ask the toolchain module (the one place that names the pinned release)
+  || execFileSync("python3", ["-m", "eventlog.toolchain", "get", "OPENCLAW_DIR"],
+    { cwd: join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..", ".."), encoding: "utf8" }).trim();
 
 /** grammY exactly as OpenClaw resolves it. A missing install fails loudly (run `make openclaw`). */
 export function grammy() {

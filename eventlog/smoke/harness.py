@@ -1,4 +1,4 @@
-"""Run the real OpenClaw gateway offline against the loopback fakes (tools/fake_telegram.py, tools/fake_llm.py).
+"""Run the real OpenClaw gateway offline against the loopback fakes (eventlog.smoke.fake_telegram, .fake_llm).
 
 One ``Gateway`` = one temp dir holding everything the gateway touches (HOME, state dir, config, its log file, the
 event-log root), a fake Telegram, a fake LLM and the ``openclaw gateway`` process under Node 26. The process is started
@@ -12,7 +12,7 @@ with a preload (loopback_guard.cjs) that denies and records any network attempt 
     assert g.net_violations() == []
 
 Node and OpenClaw come from ``$EVENTLOG_NODE`` / ``$EVENTLOG_OPENCLAW_DIR`` (the Makefile exports both), else the
-``make node`` / ``make openclaw`` cache paths. ``clone_openclaw()`` makes a private, patchable copy of the installed
+``make node`` / ``make openclaw`` cache paths (eventlog.toolchain). ``clone_openclaw()`` makes a private, patchable copy of the installed
 package (the shared cache must stay unpatched).
 """
 
@@ -31,20 +31,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-_REPO = Path(__file__).resolve().parents[2]
-if str(_REPO) not in sys.path:
-    sys.path.insert(0, str(_REPO))
+from eventlog import toolchain
+from eventlog.smoke.fake_llm import MODEL_ID, FakeLLM
+from eventlog.smoke.fake_telegram import DEFAULT_TOKEN, FakeTelegram, Request
 
-from tools.fake_llm import MODEL_ID, FakeLLM  # noqa: E402
-from tools.fake_telegram import DEFAULT_TOKEN, FakeTelegram, Request  # noqa: E402
-
-NODE_VERSION = "26.12.1"
-OPENCLAW_VERSION = "2026.9.6"
-CACHE = Path(os.environ.get("EVENTLOG_CACHE", Path.home() / ".cache" / "openclaw-eventlog"))
 GUARD = Path(__file__).with_name("loopback_guard.cjs")
 # Lines in the gateway's output that mean a name lookup or connection reached past the guard.
 _NET_TROUBLE = re.compile(r"getaddrinfo|ENOTFOUND|EAI_AGAIN")
-# Hosts the unpatched 2026.9.6 gateway asks for on its own; the guard refuses them (no packet leaves: the lookup fails
+# Hosts the unpatched pinned gateway asks for on its own; the guard refuses them (no packet leaves: the lookup fails
 # inside the process) and OpenClaw carries on with its fallback. Listed so a NEW attempt — say, from the patch set —
 # stands out as a violation while these stay visible in net_attempts().
 KNOWN_DENIED = {
@@ -58,18 +52,12 @@ class HarnessError(RuntimeError):
 
 
 def default_node() -> Path:
-    env = os.environ.get("EVENTLOG_NODE")
-    if env:
-        return Path(env)
-    arch = "arm64" if os.uname().machine in ("aarch64", "arm64") else "x64"
-    return CACHE / f"node-{NODE_VERSION}" / "node_modules" / f"node-linux-{arch}" / "bin" / "node"
+    """$EVENTLOG_NODE, else the pinned Node of `make node`, else `node` on PATH (eventlog.toolchain)."""
+    return toolchain.find_node() or toolchain.pinned_node()
 
 
 def default_openclaw_dir() -> Path:
-    env = os.environ.get("EVENTLOG_OPENCLAW_DIR")
-    if env:
-        return Path(env)
-    return CACHE / f"openclaw-{OPENCLAW_VERSION}" / "node_modules" / "openclaw"
+    return toolchain.dev_openclaw_dir()
 
 
 def check_install(node: Path | None = None, openclaw_dir: Path | None = None) -> tuple[Path, Path]:

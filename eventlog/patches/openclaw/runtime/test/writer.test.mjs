@@ -16,7 +16,7 @@ import { openEventLog, resolveRoot, withFileLock, LockTimeout, DamagedLog } from
 import { chainHash, encodeForms, CONTENT_FIELDS } from "../writer-commit.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const VECTORS = join(here, "..", "..", "..", "..", "tests", "vectors", "store");
+const VECTORS = join(here, "..", "..", "..", "..", "..", "tests", "vectors", "store");
 const ENC = JSON.parse(readFileSync(join(VECTORS, "encoding.json"), "utf8"));
 const NAMES = JSON.parse(readFileSync(join(VECTORS, "names.json"), "utf8"));
 const TS = JSON.parse(readFileSync(join(VECTORS, "timestamps.json"), "utf8"));

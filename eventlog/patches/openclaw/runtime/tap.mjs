@@ -5,10 +5,33 @@
 //   tapApi(api, {site, accountId})   — any other Bot's api (the outbound helper bot in send-*.mjs)
 // The logic (what is scanned, logged, refused) lives in tap-core.mjs so it can be tested with injected
 // scanner/log; this file only wires the defaults from the environment, lazily, once per process.
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createTap } from "./tap-core.mjs";
 
+const HERE = dirname(fileURLToPath(import.meta.url));
 let shared = null;
+
+function readJson(path) {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/** The `tap:start` system event: which tap, on which OpenClaw, with which manifest and rules, in which process.
+ * Versions and hashes come from the install record `eventlog patch apply` wrote beside this file. */
+export function tapStartEvent({ rulesSha256 = null, rulesVersion = null, here = HERE } = {}) {
+  const rec = readJson(join(here, "install.json")) ?? {};
+  const pkg = readJson(join(here, "..", "package.json")) ?? {};
+  return { event: "tap:start", channel: "system", chat_id: "eventlog", ts: new Date().toISOString(),
+    tap_version: rec.tap_version ?? null, openclaw_version: pkg.version ?? rec.openclaw_version ?? null,
+    manifest_version: rec.manifest_version ?? null, manifest_sha256: rec.manifest_sha256 ?? null,
+    rules_sha256: rulesSha256, rules_version: rulesVersion, pid: process.pid, node_version: process.version };
+}
 
 async function buildDefaults() {
   // the writer resolves the root exactly like the Python side ($EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~)
@@ -20,15 +43,24 @@ async function buildDefaults() {
   let scanner = null;
   let scannerError = null;
   let rulesVersion = null;
+  let rulesSha256 = null;
   try {
     const dlp = await import("./dlp.mjs");
     // rules.json is installed beside this file; $EVENTLOG_DLP_RULES overrides (dlp.defaultRulesPath)
-    const rules = dlp.loadRules();
+    const rulesPath = dlp.defaultRulesPath();
+    rulesSha256 = createHash("sha256").update(readFileSync(rulesPath)).digest("hex");
+    const rules = dlp.loadRules(rulesPath);
     rulesVersion = rules.version ?? null;
     scanner = dlp.createScanner({ rules, key: dlp.loadKey(root), allowlistPath: join(root, "dlp", "allowlist.json") });
   } catch (err) {
     scannerError = err;
     process.stderr.write(`openclaw-eventlog: DLP scanner unavailable, outbound content calls are refused: ${err?.message ?? err}\n`);
+  }
+  // The tap announces itself: `eventlog doctor` compares this with the installed tree and the Python rules.
+  try {
+    await log.append(tapStartEvent({ rulesSha256, rulesVersion }));
+  } catch (err) {
+    process.stderr.write(`openclaw-eventlog: could not record tap:start: ${err?.message ?? err}\n`);
   }
   return { root, log, scanner, scannerError, rulesVersion };
 }
