@@ -91,6 +91,21 @@ def check_node(pkg: Path | None, node: str | None) -> dict[str, Any]:
     return _check("node", ok, f"{exe} {v or '?'}; OpenClaw wants {spec}")
 
 
+def check_agent(config: str | os.PathLike[str] | None = None,
+                env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The recall plugin (issue 13) is optional: absent is fine; installed but broken is not."""
+    from eventlog.agent import agent_status
+
+    st = agent_status(config, env=env)
+    reg = st.get("registered") or {}
+    if not (reg.get("load_path") or reg.get("entry")) and st.get("plugin_files") == "missing":
+        return _check("agent", True, f"recall plugin not installed in {st['config']} (optional: `eventlog agent install`)")
+    if st.get("ok"):
+        return _check("agent", True, f"recall plugin registered in {st['config']}, files {st['plugin_files']}")
+    return _check("agent", False, f"recall plugin in {st['config']}: " + "; ".join(st.get("problems") or ["not ok"])
+                  + " (run `eventlog agent install` again)")
+
+
 def check_disk(root: Path, min_free: int) -> dict[str, Any]:
     p = root
     while not p.exists() and p != p.parent:
@@ -178,5 +193,6 @@ def run_checks(root: Path, openclaw: str | os.PathLike[str] | None = None, node:
         checks.append(_check("rules", theirs == ours, f"tap loaded {str(theirs)[:12]}, Python side {ours[:12]}"
                              + ("" if theirs == ours else " — differ: re-run `eventlog patch apply` and restart")))
     checks.append(check_node(pkg, node))
+    checks.append(check_agent())
     checks.append(check_disk(root, min_free))
     return checks

@@ -187,10 +187,17 @@ def test_install_is_idempotent_and_reversible_byte_for_byte(tmp_path: Path) -> N
     assert not r2["config_changed"] and not r2["plugin_changed"] and cfg.read_bytes() == after
     st = ins.agent_status(cfg, env=env)
     assert st["ok"] and st["plugin_files"] == "ok" and st["registered"]["entry"], st
+    from eventlog.doctor import check_agent
+    assert check_agent(cfg, env=env)["ok"]
+    (pdir / ins.PLUGIN_FILES[0]).unlink()  # doctor names a broken install
+    bad = check_agent(cfg, env=env)
+    assert not bad["ok"] and "eventlog agent install" in bad["detail"], bad
+    ins.install(cfg, env=env)
     res = ins.uninstall(cfg, env=env)
     assert "byte for byte" in res["action"] and cfg.read_bytes() == original
     assert not pdir.exists() and not list((tmp_path / "data" / "agent").iterdir())
     assert not ins.agent_status(cfg, env=env)["ok"]
+    assert check_agent(cfg, env=env)["ok"] and "not installed" in check_agent(cfg, env=env)["detail"]
 
 
 def test_uninstall_after_someone_else_edited_removes_only_ours(tmp_path: Path) -> None:
