@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
   BadEvent, encodeWithPrev, genesis, lineHash, newId, normalizeTs, checkChatId, checkChannel, prepare,
-  compareCodePoints, ULID_RE, GENESIS_PREFIX,
+  compareCodePoints, ULID_RE, GENESIS_PREFIX, dayRelpath, parseRelpath,
 } from "../writer-format.mjs";
 import { openEventLog, resolveRoot, withFileLock, LockTimeout, DamagedLog } from "../writer.mjs";
 
@@ -56,6 +56,10 @@ test("vectors: chat ids, channels and timestamps", () => {
   for (const c of NAMES.channel_bad) assert.throws(() => checkChannel(c), BadEvent, JSON.stringify(c));
   for (const [given, want] of TS.ok) assert.equal(normalizeTs(given), want, given);
   for (const given of TS.bad) assert.throws(() => normalizeTs(given), BadEvent, given);
+  for (const [given, rel] of TS.paths) {
+    assert.equal(dayRelpath("telegram", "1", normalizeTs(given)), rel, given);
+    assert.ok(parseRelpath(rel), rel);
+  }
   assert.equal(checkChatId(-1001234567890), "-1001234567890"); // integers are stored as strings
 });
 
