@@ -5,7 +5,7 @@ import { constants as C } from "node:fs";
 import { open, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { lineHash, nowTs, parseRelpath } from "./writer-format.mjs";
-import { DamagedLog, readLastLine, withFileLock } from "./writer-io.mjs";
+import { DamagedLog, readLastLine } from "./writer-io.mjs";
 
 export async function sealedIndex(log, channel, chatId) {
   const path = join(log.root, "seals", channel, `${chatId}.jsonl`);
@@ -93,7 +93,8 @@ async function dayFiles(log, channel, chatId) {
 async function sealFile(log, rel) {
   const path = join(log.root, rel);
   const p = parseRelpath(rel);
-  await withFileLock(path + ".lock", async () => {
+  await log.leases.run(path + ".lock", async () => {  // the writer's lease: this process may hold it already
+    log.unsealed.delete(rel);
     let fh;
     try { fh = await open(path, C.O_RDONLY); } catch (e) { if (e.code === "ENOENT") return; throw e; }
     try {

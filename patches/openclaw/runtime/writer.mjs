@@ -29,7 +29,8 @@ import { dirname, join, resolve } from "node:path";
 import {
   BadEvent, EventlogError, dayRelpath, encodeWithPrev, genesis, lineHash, newId, nowTs, parseRelpath, prepare,
 } from "./writer-format.mjs";
-import { openFd, readLastLine, withFileLock, writeAll } from "./writer-io.mjs";
+import { openFd, readLastLine, writeAll } from "./writer-io.mjs";
+import { LeaseTable } from "./writer-lock.mjs";
 import { checkAgainstSeal, sealBefore, sealRecord, sealedRecord } from "./writer-seal.mjs";
 
 export { BadEvent, EventlogError } from "./writer-format.mjs";
@@ -53,8 +54,11 @@ export function resolveRoot(env = process.env) {
 }
 
 class EventLog {
-  constructor(root, fsync, autoseal, warn) {
+  constructor(root, fsync, autoseal, warn, lease) {
     this.warn = warn;
+    // The partition locks are leased: held across consecutive appends, let go when idle, asked, or on close().
+    this.leases = new LeaseTable(lease);
+    this.unsealed = new Map(); // relpath → lease gen in which the day was seen unsealed (no seal stat per append)
     this.root = root;
     this.fsync = fsync;
     this.autoseal = autoseal;
@@ -213,21 +217,31 @@ class EventLog {
     }
   }
 
-  /** Under the file's lock: chain, repair, seal check, write, fsync. → true if the file was created. */
+  /** Under the file's lock: chain, repair, seal check, write, fsync. → true if the file was created.
+   * While the lease on the lock is held without a break (same `gen`), nobody else can have touched the file, its
+   * tail or its seal: the append is the write (and fsync) alone. */
   async writeLocked(rel, path, items) {
     const dir = dirname(path);
-    return withFileLock(path + ".lock", async () => {
-      const [fh, st0, fileCreated] = await this.handleFor(rel, path);
+    return this.leases.run(path + ".lock", async (gen) => {
+      const t = this.tails.get(rel);
+      const h = this.handles.get(rel);
+      const leased = t && h && t.gen === gen && h.ino === t.ino;
+      const [fh, st0, fileCreated] = leased ? [h.fh, { ino: t.ino, size: t.size }, false]
+        : await this.handleFor(rel, path);
       let st = st0;
       this.knownDirs.add(dir);
       let written = false;
       try {
         const extra = [];
-        let prev = await this.chainTail(fh, st, rel, extra);
+        let prev = leased ? t.last : await this.chainTail(fh, st, rel, extra);
         if (extra.length) st = await fh.stat(); // a torn tail was cut off
         const isDay = rel.startsWith("raw/");
-        let sealed = isDay && !fileCreated ? await sealedRecord(this, rel) : null;
-        if (sealed) sealed = { ...sealed, lines: sealed.lines + await checkAgainstSeal(fh, rel, sealed) };
+        let sealed = null;
+        if (isDay && !fileCreated && this.unsealed.get(rel) !== gen) {
+          sealed = await sealedRecord(this, rel);
+          if (sealed) sealed = { ...sealed, lines: sealed.lines + await checkAgainstSeal(fh, rel, sealed) };
+          else this.unsealed.set(rel, gen);
+        }
         const lines = [];
         for (const it of [...extra, ...items]) {
           it.prepared.prev = prev;
@@ -244,7 +258,7 @@ class EventLog {
         }
         written = true;
         // Under the lock nobody else appends: the new size is known without another stat.
-        this.tails.set(rel, { ino: st.ino, size: st.size + data.length, last: prev });
+        this.tails.set(rel, { ino: st.ino, size: st.size + data.length, last: prev, gen });
         if (sealed) {
           // The day was sealed and still matched its seal: extend the seal inside the same critical section.
           const p = parseRelpath(rel);
@@ -253,6 +267,7 @@ class EventLog {
         }
       } catch (err) {
         this.tails.delete(rel);
+        this.unsealed.delete(rel);
         const h = this.handles.get(rel);
         this.handles.delete(rel);
         if (h) await h.fh.close().catch(() => {});
@@ -263,8 +278,10 @@ class EventLog {
     });
   }
 
-  /** Close the cached file handles (the writer stays usable: they are reopened on demand). */
+  /** Let go of the leased locks and close the cached file handles (the writer stays usable: both are taken again on
+   * demand). */
   async close() {
+    await this.leases.releaseAll();
     const all = [...this.handles.values()];
     this.handles.clear();
     await Promise.all(all.map((h) => h.fh.close().catch(() => {})));
@@ -304,12 +321,12 @@ class EventLog {
 /** Open a writer on `root` (created 0700 if missing). fsync: always | batch (default) | never. */
 export async function openEventLog({
   root = resolveRoot(process.env), fsync = "batch", autoseal = true,
-  warn = (line) => process.stderr.write(line + "\n"),
+  warn = (line) => process.stderr.write(line + "\n"), lease = {},
 } = {}) {
   if (!FSYNC_POLICIES.includes(fsync)) {
     throw new EventlogError(`fsync policy must be one of ${FSYNC_POLICIES.join(", ")}: ${fsync}`);
   }
   if (typeof root !== "string" || !root) throw new EventlogError("root must be a directory path");
   await mkdir(root, { recursive: true, mode: 0o700 });
-  return new EventLog(root, fsync, autoseal, warn);
+  return new EventLog(root, fsync, autoseal, warn, lease);
 }

@@ -1,0 +1,112 @@
+"""Edge cases of the store (issue 9 item 4): lock records, repair leftovers, duplicate ids, read-only commands."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from eventlog import lock
+from eventlog.errors import LockTimeout
+from eventlog.layout import log_files
+from eventlog.reader import iter_events
+from eventlog.writer import EventLog
+
+from store_support import ev
+
+
+def _try(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the test compares the type
+        return type(exc)
+    return None
+
+
+def _until(cond, timeout: float = 60.0) -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.002)
+
+
+def _aged(path: Path) -> None:
+    t = time.time() - 60
+    os.utime(path, (t, t))
+
+
+@pytest.mark.parametrize("junk", [b"0\n", b"-1\n", b"12345678901234567890\n", b"junk", b"", b"4194305\n",
+                                  b"1 2 3\n", "١٢\n".encode(), b"\xff\xfe"])
+def test_garbage_lock_is_stale_once_old(tmp_path, junk):
+    path = tmp_path / "f.lock"
+    path.write_bytes(junk)
+    _aged(path)
+    with lock.FileLock(str(path), timeout=10):
+        assert path.read_bytes() == lock.lock_record()
+    assert not path.exists()
+
+
+def test_fresh_garbage_is_respected_then_broken(tmp_path):
+    path = tmp_path / "f.lock"
+    path.write_bytes(b"-1\n")
+    with pytest.raises(LockTimeout):
+        lock.FileLock(str(path), timeout=0.3).acquire()
+    with lock.FileLock(str(path), timeout=20):  # after STALE_EMPTY_S
+        pass
+
+
+def test_lock_record_is_pid_and_start_time():
+    stat = Path("/proc/self/stat").read_bytes()
+    start = stat[stat.rfind(b")") + 2:].split()[19]
+    assert lock.lock_record() == b"%d %s\n" % (os.getpid(), start)
+
+
+def test_reused_pid_does_not_keep_a_lock_alive(tmp_path):
+    path = tmp_path / "f.lock"
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        start = lock.start_time(child.pid)
+        assert start
+        path.write_text(f"{child.pid} {int(start) + 1}\n")  # the pid is alive, but it is another process
+        with lock.FileLock(str(path), timeout=10):
+            pass
+        path.write_text(f"{child.pid} {start}\n")  # the live holder: respected, and a .want says we wait
+        errors = []
+        waiter = threading.Thread(target=lambda: errors.append(_try(lock.FileLock(str(path), timeout=2).acquire)))
+        waiter.start()
+        _until(lambda: (tmp_path / "f.lock.want").exists())  # the waiter announced itself (a lease holder yields)
+        waiter.join()
+        assert errors == [LockTimeout]
+        assert not (tmp_path / "f.lock.want").exists()  # … and took it back when it gave up
+        path.write_text(f"{child.pid}\n")  # an old-format record of a live pid: respected
+        with pytest.raises(LockTimeout):
+            lock.FileLock(str(path), timeout=0.3).acquire()
+    finally:
+        child.kill()
+        child.wait()
+    with lock.FileLock(str(path), timeout=10):  # the holder died: broken
+        pass
+    assert not (tmp_path / "f.lock.want").exists()
+
+
+def test_own_pid_with_another_start_time_is_stale(tmp_path):
+    path = tmp_path / "f.lock"
+    path.write_text(f"{os.getpid()} 1\n")  # left by an earlier process that had our pid (e.g. before a reboot)
+    with lock.FileLock(str(path), timeout=10):
+        pass
+
+
+def test_writer_appends_through_a_garbage_lock(root):
+    log = EventLog(root, fsync="never")
+    log.append(ev())
+    path = next(log_files(root)).path
+    lk = path.with_name(path.name + ".lock")
+    lk.write_bytes(b"99999999999999999999\n")
+    _aged(lk)
+    EventLog(root, fsync="never").append(ev(text="after"))
+    assert [e["text"] for e in iter_events(root)] == ["hi", "after"]
+    assert not lk.exists()
