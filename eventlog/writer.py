@@ -247,8 +247,11 @@ class EventLog:
         try:
             self._write_all(afd, torn)
             os.fsync(afd)
-        finally:
+        except BaseException:  # ENOSPC …: no empty or partial copy left behind; the torn tail stays where it was
             os.close(afd)
+            os.unlink(aside)
+            raise
+        os.close(afd)
         os.ftruncate(fd, end)
         os.fsync(fd)
         self._fsync_dir(path.parent)

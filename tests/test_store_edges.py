@@ -110,3 +110,51 @@ def test_writer_appends_through_a_garbage_lock(root):
     EventLog(root, fsync="never").append(ev(text="after"))
     assert [e["text"] for e in iter_events(root)] == ["hi", "after"]
     assert not lk.exists()
+
+
+def _small_files(limit: int = 4096):
+    """preexec_fn: writes past `limit` bytes fail with EFBIG, as a full disk fails them with ENOSPC."""
+    import resource
+    import signal
+
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def _torn_day(root: Path) -> tuple[Path, bytes]:
+    EventLog(root, fsync="never").append(ev())
+    day = next(log_files(root)).path
+    with open(day, "ab") as f:
+        f.write(b'{"torn' + b"x" * 10_000)  # a torn tail larger than the write limit
+    return day, day.read_bytes()
+
+
+def test_failed_repair_leaves_no_torn_copy_python(root):
+    day, before = _torn_day(root)
+    p = subprocess.run([sys.executable, "-m", "eventlog", "append", "--root", str(root)], input=b'{"event": "a:b", '
+                       b'"channel": "telegram", "chat_id": "42", "ts": "2026-11-30T11:00:00Z"}\n',
+                       capture_output=True, preexec_fn=_small_files(), timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.decode().strip().splitlines()) == 1 and b"Traceback" not in p.stderr
+    assert sorted(f.name for f in day.parent.iterdir()) == [day.name]  # no .torn-*, no lock
+    assert day.read_bytes() == before
+    EventLog(root, fsync="never").append(ev(text="later"))  # with room again, the repair happens
+    assert [e["event"] for e in iter_events(root)] == ["message:received", "log:repair", "message:received"]
+
+
+def test_failed_repair_leaves_no_torn_copy_node(root):
+    from test_js_writer import WRITER, node_bin
+
+    day, before = _torn_day(root)
+    script = ("const { openEventLog } = await import(process.argv[1]);"
+              "const log = await openEventLog({ root: process.argv[2], fsync: 'never' });"
+              "try { await log.append({ event: 'a:b', channel: 'telegram', chat_id: '42', ts: '2026-11-30T11:00:00Z' });"
+              " console.log('appended'); } catch (e) { console.log(e.code); }")
+    p = subprocess.run([node_bin(), "--input-type=module", "-e", script, WRITER.as_uri(), str(root)],
+                       capture_output=True, text=True, preexec_fn=_small_files(), timeout=120)
+    assert p.stdout.strip() == "EFBIG", p.stdout + p.stderr
+    assert sorted(f.name for f in day.parent.iterdir()) == [day.name]
+    assert day.read_bytes() == before

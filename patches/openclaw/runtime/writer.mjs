@@ -23,7 +23,7 @@
 // keeps each file's chain linear; inside this process, one queue per file does.
 import { randomBytes } from "node:crypto";
 import { constants as C } from "node:fs";
-import { mkdir, open, stat } from "node:fs/promises";
+import { mkdir, open, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import {
@@ -304,7 +304,15 @@ class EventLog {
     const movedTo = `${path.split("/").pop()}.torn-${newId()}`;
     const aside = join(dirname(path), movedTo);
     const afh = await open(aside, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o600);
-    try { await writeAll(afh, torn); await afh.sync(); } finally { await afh.close(); }
+    try {
+      await writeAll(afh, torn);
+      await afh.sync();
+    } catch (err) { // ENOSPC …: no empty or partial copy left behind; the torn tail stays where it was
+      await afh.close().catch(() => {});
+      await unlink(aside).catch(() => {});
+      throw err;
+    }
+    await afh.close();
     await fh.truncate(end);
     await fh.sync();
     await this.fsyncDir(dirname(path));
