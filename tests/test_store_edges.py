@@ -158,3 +158,37 @@ def test_failed_repair_leaves_no_torn_copy_node(root):
     assert p.stdout.strip() == "EFBIG", p.stdout + p.stderr
     assert sorted(f.name for f in day.parent.iterdir()) == [day.name]
     assert day.read_bytes() == before
+
+
+READ_ONLY = [["verify"], ["stats"], ["path"], ["path", "--json"], ["grep", "hello"],
+             ["sql", "select count(*) from messages"], ["dlp", "scan", "x"], ["dlp", "scan", "4111 1111 1111 1111"],
+             ["dlp", "scan", "--log", "--no-alerts"], ["dlp", "alerts"], ["tail"]]
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else ["<none>"]
+
+
+@pytest.mark.parametrize("args", READ_ONLY, ids=" ".join)
+def test_read_only_commands_create_nothing(tmp_path, args):
+    missing = tmp_path / "missing"
+    p = subprocess.run([sys.executable, "-m", "eventlog", *args, "--root", str(missing)], capture_output=True,
+                       timeout=120)
+    assert p.returncode in (0, 1, 2) and b"Traceback" not in p.stderr
+    assert not missing.exists(), args
+    root = tmp_path / "root"
+    EventLog(root, fsync="never").append(ev(text="hello"))
+    before = _tree(root)
+    p = subprocess.run([sys.executable, "-m", "eventlog", *args, "--root", str(root)], capture_output=True,
+                       timeout=120)
+    assert p.returncode in (0, 1), p.stderr
+    assert _tree(root) == before
+
+
+def test_the_dlp_key_is_made_when_an_alert_needs_it(root):
+    EventLog(root, fsync="never").append(ev(text="card 4111 1111 1111 1111"))
+    p = subprocess.run([sys.executable, "-m", "eventlog", "dlp", "scan", "--log", "--root", str(root)],
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert (root / "dlp" / "key").stat().st_size == 32
+    assert (root / "dlp" / "alerts.jsonl").exists()
