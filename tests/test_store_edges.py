@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 
 from eventlog import lock
@@ -192,3 +193,81 @@ def test_the_dlp_key_is_made_when_an_alert_needs_it(root):
     assert p.returncode == 0, p.stderr
     assert (root / "dlp" / "key").stat().st_size == 32
     assert (root / "dlp" / "alerts.jsonl").exists()
+
+
+GOOD_LINE = b'{"event":"message:received","channel":"telegram","chat_id":"42","ts":"2026-11-30T10:00:00Z","text":"%d"}\n'
+
+
+def test_append_from_a_pipe_writes_and_acks_every_line_before_the_bad_one(root):
+    """The stream contract, independent of how read() splits the input: lines before the first bad one are written
+    and acknowledged, it and everything after are not."""
+    for split in (False, True):  # one chunk, or the bad line arriving in a later read()
+        p = subprocess.Popen([sys.executable, "-m", "eventlog", "append", "--root", str(root), "--ack"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdin.write(GOOD_LINE % 1 + GOOD_LINE % 2)
+        if split:
+            p.stdin.flush()
+            acks = [p.stdout.readline(), p.stdout.readline()]  # both acknowledged before the bad line is sent
+            assert all(len(a.strip()) == 26 for a in acks)
+        p.stdin.write(b'{"event": oops}\n' + GOOD_LINE % 3)
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 2
+        assert err.decode().startswith("eventlog: stdin line 3: invalid JSON") and "2 line(s) before it" in err.decode()
+        ids = (b"".join(acks) + out if split else out).split()
+        assert len(ids) == 2
+        stored = [e for e in iter_events(root)]
+        assert [e["id"] for e in stored][-2:] == [i.decode() for i in ids]
+        assert [e["text"] for e in stored][-2:] == ["1", "2"]
+    assert len(list(iter_events(root))) == 4
+
+
+def test_append_from_a_file_is_all_or_nothing_and_starts_at_the_file_offset(root, tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(GOOD_LINE % 1 + GOOD_LINE % 2 + b"[1]\n")
+    with open(src, "rb") as f:
+        p = subprocess.run([sys.executable, "-m", "eventlog", "append", "--root", str(root)], stdin=f,
+                           capture_output=True, timeout=120)
+    assert p.returncode == 2 and b"stdin line 3" in p.stderr and b"nothing was written" in p.stderr
+    assert not list(root.iterdir())
+    src.write_bytes(GOOD_LINE % 1 + GOOD_LINE % 2)
+    with open(src, "rb") as f:
+        os.lseek(f.fileno(), len(GOOD_LINE % 1), os.SEEK_SET)  # the caller consumed line 1: only the rest is input
+        p = subprocess.run([sys.executable, "-m", "eventlog", "append", "--root", str(root), "--ack"], stdin=f,
+                           capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert [e["text"] for e in iter_events(root)] == ["2"] and len(p.stdout.split()) == 1
+
+
+def test_check_writes_nothing_and_finds_what_append_would_refuse(root):
+    run = lambda data: subprocess.run([sys.executable, "-m", "eventlog", "append", "--root", str(root), "--check"],
+                                      input=data, capture_output=True, timeout=120)
+    assert run(GOOD_LINE % 1).returncode == 0
+    assert not list(root.iterdir())
+    assert b"stdin line 2" in run(GOOD_LINE % 1 + b"nope\n").stderr
+
+
+ULID = "01KB0000000000000000000001"
+
+
+def test_duplicate_ids_are_refused_within_a_batch_and_against_the_file(root):
+    from eventlog.errors import BadEvent
+    from eventlog.verify import verify
+
+    log = EventLog(root, fsync="never")
+    with pytest.raises(BadEvent) as exc:
+        log.append_many([ev(id=ULID), ev(), ev(id=ULID)])
+    assert exc.value.index == 2 and "also event 1" in str(exc.value)
+    assert not list(root.iterdir())  # nothing of the batch was written
+    log.append(ev(id=ULID, text="first"))
+    log.append(ev(text="nested", raw={"id": "01KB0000000000000000000002"}))
+    with pytest.raises(BadEvent) as exc:
+        EventLog(root, fsync="never").append_many([ev(id="01KB0000000000000000000003"), ev(id=ULID)])
+    assert exc.value.index == 1 and "line 1" in str(exc.value)
+    # a nested "id" is not the event's id; the same id in another day file is another file's business (verify agrees)
+    log.append(ev(id="01KB0000000000000000000002"))
+    log.append(ev(id=ULID, ts="2026-12-01T10:00:00Z"))
+    assert [e.get("text") for e in iter_events(root)] == ["first", "nested", "hi", "hi"]
+    assert verify(root).ok
+    p = subprocess.run([sys.executable, "-m", "eventlog", "append", "--root", str(root)],
+                       input=orjson.dumps(ev(id=ULID)) + b"\n", capture_output=True, timeout=120)
+    assert p.returncode == 2 and b"duplicate id" in p.stderr and b"Traceback" not in p.stderr
