@@ -97,10 +97,11 @@ class EventLog:
         groups: dict[str, list[tuple[dict[str, Any], bytes]]] = {}
         ordered: list[dict[str, Any]] = []
         supplied: dict[str, dict[str, int]] = {}  # rel → {caller-supplied id: index}
+        prepare, encode, ph = schema.prepare, schema.encode_with_prev, self._placeholder
         for i, ev in enumerate(events):
             try:
-                prepared = schema.prepare(ev)
-                pre = self._pre_encode(prepared)
+                prepared = prepare(ev)
+                pre = encode(prepared, ph)  # `prev` stays the placeholder until the real hash is put in under the lock
             except BadEvent as exc:
                 raise BadEvent(str(exc), index=i) from None
             rel = day_relpath(prepared["channel"], prepared["chat_id"], prepared["ts"])
@@ -206,17 +207,20 @@ class EventLog:
             if sealed is not None:
                 sealed = {**sealed, "lines": sealed["lines"] + self._check_against_seal(fd, rel, sealed)}
             lines = []
-            for prepared, pre in extra + items:
-                line = pre.replace(self._ph_bytes, prev.encode(), 1)
+            ph, line_hash = self._ph_bytes, schema.line_hash
+            for prepared, pre in extra + items if extra else items:
+                line = pre.replace(ph, prev.encode(), 1)
                 prepared["prev"] = prev
-                prev = schema.line_hash(line)
-                lines.append(line + b"\n")
+                prev = line_hash(line)
+                lines.append(line)
             if self.fsync == "always":
                 for line in lines:
-                    self._write_all(fd, line)
+                    self._write_all(fd, line + b"\n")
                     os.fsync(fd)
             else:
-                self._write_all(fd, b"".join(lines))
+                lines.append(b"")
+                self._write_all(fd, b"\n".join(lines))
+                lines.pop()
                 if self.fsync == "batch":
                     os.fsync(fd)
             st = os.fstat(fd)
