@@ -1,6 +1,6 @@
 """`make bench`: every benchmark, each beside its baseline in the same run; output teed to bench-results/.
 
-    python tools/bench/run.py [--only store,dlp,recall,js_writer,tap,gateway,rebase] [--quick]
+    python tools/bench/run.py [--only store,store_profile,writer_syscalls,dlp,recall,js_writer,tap,gateway,rebase] [--quick]
 
 --quick shrinks the corpora (minutes instead of the full ~1 M-event recall corpus); the numbers in
 docs/benchmarks.md come from full runs.
@@ -21,6 +21,8 @@ NODE = os.environ.get("EVENTLOG_NODE") or str(
 
 BENCHES = {
     "store": ([PY, "tools/bench/store.py"], ["--quick"]),
+    "store_profile": ([PY, "tools/bench/store_profile.py"], ["--events", "10000"]),
+    "writer_syscalls": ([PY, "tools/bench/writer_syscalls.py", "--node", NODE], ["--quick"]),
     "dlp": ([PY, "tools/bench/dlp.py"], ["--corpus", "2000", "--latency", "300", "--log-chats", "5", "--log-days", "60"]),
     "recall": ([PY, "tools/bench/recall.py"], ["--chats", "40", "--days", "90", "--runs", "3"]),
     "js_writer": ([NODE, "tools/bench/js_writer.mjs"], ["--n", "500"]),
