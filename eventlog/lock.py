@@ -37,12 +37,22 @@ def start_time(pid: int) -> str | None:
     return fields[19].decode() if len(fields) > 19 else ""
 
 
-_OWN_START = start_time(os.getpid()) or ""
+_own: tuple[int, str] = (-1, "")
+
+
+def _own_start() -> str:
+    """This process's start time, cached per pid (a forked child is another process with another start time)."""
+    global _own
+    pid = os.getpid()
+    if _own[0] != pid:
+        _own = (pid, start_time(pid) or "")
+    return _own[1]
 
 
 def lock_record() -> bytes:
     """What this process writes into a lock it takes."""
-    return f"{os.getpid()} {_OWN_START}\n".encode() if _OWN_START else f"{os.getpid()}\n".encode()
+    start = _own_start()
+    return f"{os.getpid()} {start}\n".encode() if start else f"{os.getpid()}\n".encode()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -74,7 +84,8 @@ def holder_alive(content: bytes) -> bool | None:
     recorded = m[2].decode() if m[2] else None
     if pid == os.getpid():
         # ours only if the start time matches too (a record left by an earlier process that had our pid is stale)
-        return recorded is None or not _OWN_START or recorded == _OWN_START
+        own = _own_start()
+        return recorded is None or not own or recorded == own
     current = start_time(pid)
     if current is None:
         return False

@@ -271,3 +271,16 @@ def test_duplicate_ids_are_refused_within_a_batch_and_against_the_file(root):
     p = subprocess.run([sys.executable, "-m", "eventlog", "append", "--root", str(root)],
                        input=orjson.dumps(ev(id=ULID)) + b"\n", capture_output=True, timeout=120)
     assert p.returncode == 2 and b"duplicate id" in p.stderr and b"Traceback" not in p.stderr
+
+
+def test_a_forked_child_writes_its_own_start_time(tmp_path):
+    lock.lock_record()  # the parent's record is cached before the fork
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its record must name itself, or other writers would judge its live lock stale
+        stat = Path("/proc/self/stat").read_bytes()
+        os.write(w, lock.lock_record() + stat[stat.rfind(b")") + 2:].split()[19])
+        os._exit(0)
+    os.waitpid(pid, 0)
+    record, start = os.read(r, 128).split(b"\n")
+    assert record == b"%d %s" % (pid, start)
