@@ -97,11 +97,10 @@ class EventLog:
         groups: dict[str, list[tuple[dict[str, Any], bytes]]] = {}
         ordered: list[dict[str, Any]] = []
         supplied: dict[str, dict[str, int]] = {}  # rel → {caller-supplied id: index}
-        prepare, encode, ph = schema.prepare, schema.encode_with_prev, self._placeholder
         for i, ev in enumerate(events):
             try:
-                prepared = prepare(ev)
-                pre = encode(prepared, ph)  # `prev` stays the placeholder until the real hash is put in under the lock
+                prepared = schema.prepare(ev)
+                pre = self._pre_encode(prepared)
             except BadEvent as exc:
                 raise BadEvent(str(exc), index=i) from None
             rel = day_relpath(prepared["channel"], prepared["chat_id"], prepared["ts"])
@@ -207,20 +206,17 @@ class EventLog:
             if sealed is not None:
                 sealed = {**sealed, "lines": sealed["lines"] + self._check_against_seal(fd, rel, sealed)}
             lines = []
-            ph, line_hash = self._ph_bytes, schema.line_hash
-            for prepared, pre in extra + items if extra else items:
-                line = pre.replace(ph, prev.encode(), 1)
+            for prepared, pre in extra + items:
+                line = pre.replace(self._ph_bytes, prev.encode(), 1)
                 prepared["prev"] = prev
-                prev = line_hash(line)
-                lines.append(line)
+                prev = schema.line_hash(line)
+                lines.append(line + b"\n")
             if self.fsync == "always":
                 for line in lines:
-                    self._write_all(fd, line + b"\n")
+                    self._write_all(fd, line)
                     os.fsync(fd)
             else:
-                lines.append(b"")
-                self._write_all(fd, b"\n".join(lines))
-                lines.pop()
+                self._write_all(fd, b"".join(lines))
                 if self.fsync == "batch":
                     os.fsync(fd)
             st = os.fstat(fd)
