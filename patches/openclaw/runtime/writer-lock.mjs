@@ -161,7 +161,10 @@ export class LeaseTable {
 
   lease(lockPath) {
     let l = this.leases.get(lockPath);
-    if (!l) this.leases.set(lockPath, (l = { held: false, gen: 0, tail: Promise.resolve(), timer: null, checkedAt: 0 }));
+    if (!l) {
+      l = { held: false, gen: 0, tail: Promise.resolve(), timer: null, checkedAt: 0, pending: 0 };
+      this.leases.set(lockPath, l);
+    }
     return l;
   }
 
@@ -170,8 +173,15 @@ export class LeaseTable {
     const prev = l.tail;
     let done;
     l.tail = new Promise((r) => { done = r; });
+    l.pending++;
     await prev;
-    try { return await fn(); } finally { done(); }
+    try { return await fn(); } finally { l.pending--; done(); }
+  }
+
+  /** The idle release; the entry is forgotten too unless a run is queued (a gateway touches new files every day). */
+  async idle(lockPath, l) {
+    await this.serial(l, () => this.drop(lockPath, l));
+    if (!l.held && l.pending === 0 && this.leases.get(lockPath) === l) this.leases.delete(lockPath);
   }
 
   async run(lockPath, fn) {
@@ -206,7 +216,7 @@ export class LeaseTable {
         if (this.idleMs <= 0) {
           await this.drop(lockPath, l);
         } else if (l.held) {
-          l.timer = setTimeout(() => { this.serial(l, () => this.drop(lockPath, l)).catch(() => {}); }, this.idleMs);
+          l.timer = setTimeout(() => { this.idle(lockPath, l).catch(() => {}); }, this.idleMs);
           l.timer.unref();
         }
       }

@@ -240,7 +240,10 @@ class EventLog {
         if (isDay && !fileCreated && this.unsealed.get(rel) !== gen) {
           sealed = await sealedRecord(this, rel);
           if (sealed) sealed = { ...sealed, lines: sealed.lines + await checkAgainstSeal(fh, rel, sealed) };
-          else this.unsealed.set(rel, gen);
+          else {
+            if (this.unsealed.size >= 10000) this.unsealed.clear(); // a cache: bounded, refilled on demand
+            this.unsealed.set(rel, gen);
+          }
         }
         const lines = [];
         for (const it of [...extra, ...items]) {

@@ -65,6 +65,7 @@ test("lease: the lock is kept across appends and let go when idle", async () => 
   const lock = join(root, REL + ".lock");
   assert.ok(existsSync(lock), "held after the append");
   await until(() => !existsSync(lock), "the idle release");
+  await until(() => log.leases.leases.size === 0, "the idle lease forgotten (no entry per file ever written)");
   await log.append(ev({ text: "again" })); // taken again, chain continues
   assert.deepEqual(lines(join(root, REL)).map((e) => e.text), ["hi", "again"]);
   await log.close();
