@@ -204,7 +204,20 @@ def parse_line(line: bytes) -> dict[str, Any]:
         if b"\x00" in line:
             raise BadEvent("input contains a NUL byte") from None
         raise BadEvent(f"invalid JSON: {exc}") from None
+    if _LONG_DIGITS.search(line):  # orjson reads an integer beyond 64 bits as a float: it would be stored changed
+        import json
+
+        def exact(text: str) -> int:
+            n = int(text)
+            if not -(2**63) <= n < 2**64:
+                raise BadEvent(f"integer beyond 64 bits (it would be stored as a float): {text[:40]}")
+            return n
+
+        json.loads(line, parse_int=exact)
     return obj
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{20}")  # 2**64 has 20 digits: shorter integers always fit
 
 
 def utc_date(ts: str) -> tuple[str, str, str]:

@@ -284,3 +284,19 @@ def test_a_forked_child_writes_its_own_start_time(tmp_path):
     os.waitpid(pid, 0)
     record, start = os.read(r, 128).split(b"\n")
     assert record == b"%d %s" % (pid, start)
+
+
+@pytest.mark.parametrize("big,ok", [(b"18446744073709551615", True), (b"-9223372036854775808", True),
+                                    (b"18446744073709551616", False), (b"-9223372036854775809", False),
+                                    (b"123456789012345678901234567890", False)])
+def test_integers_beyond_64_bits_are_refused_not_stored_as_floats(big, ok):
+    from eventlog import schema
+    from eventlog.errors import BadEvent
+
+    line = b'{"event":"a:b","channel":"telegram","chat_id":"1","ts":"2026-11-30T10:00:00Z","n":' + big + \
+        b',"text":"a 123456789012345678901234567890 in a string is fine"}'
+    if ok:
+        assert schema.parse_line(line)["n"] == int(big)
+    else:
+        with pytest.raises(BadEvent, match="beyond 64 bits"):
+            schema.parse_line(line)

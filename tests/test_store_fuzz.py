@@ -139,6 +139,8 @@ class Oracle:
             return orjson.dumps(ev)[:-1] + b',"text2":"\xff\xfe"}'  # invalid UTF-8
         elif choice == 13:
             return orjson.dumps(ev)[:-1] + b',"s":"\\ud800"}'  # a lone surrogate
+        elif choice == 14:
+            return orjson.dumps(ev)[:-1] + b',"big":123456789012345678901234567890}'  # read as a float by orjson
         elif choice == 15:
             return orjson.dumps(ev)[:-1] + b',\x00"x":1}'
         elif choice == 16:
