@@ -1,17 +1,58 @@
 """The cross-process, cross-language partition lock (docs/log-format.md, "Locking").
 
-A lock file created with O_EXCL, holding the owner's pid. Node has no flock(2), so the JS writer and this one share this
-protocol instead; a holder killed with SIGKILL leaves a stale file that the next writer breaks once the pid is gone.
+A lock file created with O_EXCL, holding the owner's pid and its start time (field 22 of /proc/<pid>/stat). Node has no
+flock(2), so the JS writer and this one share this protocol instead. A holder killed with SIGKILL leaves a stale file
+that the next writer breaks once that process is gone — judged by pid *and* start time, so a reused pid does not keep
+it alive. Contents that are not a lock record (empty, junk, pid 0, -1, 20 digits) are stale once the file is 2 s old.
+
+A writer that finds the lock held creates `<lock>.want`: a long-lived writer holding a lease (the JS writer in the
+gateway keeps the lock across consecutive appends) sees it and lets go within its check interval.
 """
 from __future__ import annotations
 
 import os
+import re
 import time
 
 from .errors import LockTimeout
 
-STALE_EMPTY_S = 2.0
+STALE_EMPTY_S = 2.0  # an empty or unparseable lock file older than this is stale
 STALE_BREAKER_S = 10.0
+PID_MAX = 1 << 22  # PID_MAX_LIMIT on 64-bit Linux: larger numbers are not pids
+_RECORD = re.compile(rb"([0-9]{1,7})(?: ([0-9]{1,20}))?\n?")
+
+
+def start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks after boot (/proc/<pid>/stat field 22), '' if /proc is not there (not
+    Linux), None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return "" if not os.path.isdir("/proc/self") else None
+    except OSError:
+        return ""
+    # comm (field 2) is in parentheses and may itself hold spaces and ')': split after the last ')'
+    fields = data[data.rfind(b")") + 2:].split()
+    return fields[19].decode() if len(fields) > 19 else ""
+
+
+_own: tuple[int, str] = (-1, "")
+
+
+def _own_start() -> str:
+    """This process's start time, cached per pid (a forked child is another process with another start time)."""
+    global _own
+    pid = os.getpid()
+    if _own[0] != pid:
+        _own = (pid, start_time(pid) or "")
+    return _own[1]
+
+
+def lock_record() -> bytes:
+    """What this process writes into a lock it takes."""
+    start = _own_start()
+    return f"{os.getpid()} {start}\n".encode() if start else f"{os.getpid()}\n".encode()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -32,18 +73,35 @@ def _read(path: str) -> bytes | None:
         return None
 
 
+def holder_alive(content: bytes) -> bool | None:
+    """True/False for a lock record whose holder is/is not running; None if `content` is not a lock record."""
+    m = _RECORD.fullmatch(content)
+    if not m:
+        return None
+    pid = int(m[1])
+    if not 0 < pid <= PID_MAX:
+        return None
+    recorded = m[2].decode() if m[2] else None
+    if pid == os.getpid():
+        # ours only if the start time matches too (a record left by an earlier process that had our pid is stale)
+        own = _own_start()
+        return recorded is None or not own or recorded == own
+    current = start_time(pid)
+    if current is None:
+        return False
+    if current == "" or recorded is None:  # no /proc, or an old-format record: the pid alone decides
+        return _pid_alive(pid)
+    return current == recorded
+
+
 def _is_stale(path: str, content: bytes) -> bool:
-    text = content.strip()
-    if not text:
+    alive = holder_alive(content)
+    if alive is None:  # empty (a writer between create and write) or junk: stale once old enough
         try:
             return time.time() - os.stat(path).st_mtime > STALE_EMPTY_S
         except FileNotFoundError:
             return False
-    try:
-        pid = int(text.split()[0])
-    except ValueError:
-        return True
-    return pid != os.getpid() and not _pid_alive(pid)
+    return not alive
 
 
 def _break(path: str, content: bytes) -> None:
@@ -66,6 +124,14 @@ def _break(path: str, content: bytes) -> None:
         os.rmdir(breaker)
 
 
+def _want(path: str) -> None:
+    """Tell a lease holder that someone waits (`<lock>.want`, empty, 0600)."""
+    try:
+        os.close(os.open(path + ".want", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+    except OSError:
+        pass  # best effort: without it a lease holder still lets go when idle
+
+
 class FileLock:
     """`with FileLock(path + ".lock"): ...` — exclusive across processes and languages."""
 
@@ -77,7 +143,8 @@ class FileLock:
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout
         delay = 0.001
-        payload = f"{os.getpid()}\n".encode()
+        payload = lock_record()
+        wanted = False
         while True:
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600)
@@ -87,14 +154,30 @@ class FileLock:
                     continue  # released between our open and read: try again at once
                 if _is_stale(self.path, content):
                     _break(self.path, content)
+                else:
+                    _want(self.path)
+                    wanted = True
             else:
                 try:
                     os.write(fd, payload)
-                finally:
+                except BaseException:  # ENOSPC …: leave no empty lock behind
                     os.close(fd)
+                    os.unlink(self.path)
+                    raise
+                os.close(fd)
                 self.held = True
+                if wanted:
+                    try:
+                        os.unlink(self.path + ".want")
+                    except FileNotFoundError:
+                        pass
                 return
             if time.monotonic() > deadline:
+                if wanted:
+                    try:
+                        os.unlink(self.path + ".want")
+                    except FileNotFoundError:
+                        pass
                 raise LockTimeout(f"could not lock {self.path} within {self.timeout:.0f} s (held by {content!r})")
             time.sleep(delay)
             delay = min(delay * 2, 0.05)

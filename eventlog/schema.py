@@ -29,8 +29,9 @@ CHANNEL_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 CHAT_ID_RE = re.compile(r"[A-Za-z0-9_@-][A-Za-z0-9_@.-]{0,127}")
 ULID_RE = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 # RFC 3339: date, 'T' (or space / lower t), time, optional fraction, Z or offset.
+# re.ASCII: `\d` would otherwise match any Unicode digit ('١', '٥'), which datetime() accepts and the JS writer does not.
 TS_RE = re.compile(
-    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:\d\d)"
+    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:[0-5]\d)", re.ASCII
 )
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -87,7 +88,7 @@ class _Ulid:
 new_id = _Ulid().new
 
 
-_CANON_TS = re.compile(r"(\d{4}-\d\d-\d\d)T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z")
+_CANON_TS = re.compile(r"(\d{4}-\d\d-\d\d)T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z", re.ASCII)
 _valid_days: set[str] = set()
 
 
@@ -114,8 +115,13 @@ def normalize_ts(value: Any) -> str:
         dt = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), ms * 1000, tzinfo=tz)
     except ValueError as exc:
         raise BadEvent(f"ts is not a valid time: {value[:40]!r} ({exc})") from None
-    dt = dt.astimezone(timezone.utc)
-    out = dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    try:
+        dt = dt.astimezone(timezone.utc)
+    except OverflowError:  # the offset moves it before 0001-01-01 or after 9999-12-31 (UTC)
+        raise BadEvent(f"ts is out of range (UTC years 0001–9999): {value[:40]!r}") from None
+    # not strftime("%Y"): glibc writes year 999 as "999", which would name the day file "999/…"
+    out = (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}."
+           f"{dt.microsecond // 1000:03d}Z")
     if len(_valid_days) < 100_000:
         _valid_days.add(out[:10])
     return out
@@ -221,7 +227,20 @@ def parse_line(line: bytes) -> dict[str, Any]:
         if b"\x00" in line:
             raise BadEvent("input contains a NUL byte") from None
         raise BadEvent(f"invalid JSON: {exc}") from None
+    if _LONG_DIGITS.search(line):  # orjson reads an integer beyond 64 bits as a float: it would be stored changed
+        import json
+
+        def exact(text: str) -> int:
+            n = int(text)
+            if not -(2**63) <= n < 2**64:
+                raise BadEvent(f"integer beyond 64 bits (it would be stored as a float): {text[:40]}")
+            return n
+
+        json.loads(line, parse_int=exact)
     return obj
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{20}")  # 2**64 has 20 digits: shorter integers always fit
 
 
 def utc_date(ts: str) -> tuple[str, str, str]:

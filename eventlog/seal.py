@@ -137,11 +137,17 @@ def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
 
 def seal_before(log: "EventLog", channel: str, chat: str, day: date) -> None:
     """Auto-seal: when a chat gets a new day file, seal its earlier day files that are not sealed yet."""
+    if day == date.min:  # 0001-01-01: nothing before it (and date.min - 1 day overflows)
+        return
     index = sealed_index(log.root, channel, chat)
     since = None
     if index:
         days = [p[2] for p in (parse_relpath(r) for r in index) if p]
-        since = max(days) + timedelta(days=1) if days else None
+        since = max(days) if days else None
+        if since is not None:
+            if since >= day:
+                return
+            since += timedelta(days=1)
     pending = [f.relpath for f in log_files(log.root, chat, since=since, until=day - timedelta(days=1), channel=channel)
                if f.relpath not in index]
     if pending:

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from . import schema
+from . import dupids, schema
 from .commitment import chain_hash
 from .errors import BadEvent, DamagedLog, EventlogError
 from .layout import day_relpath, parse_relpath, seal_relpath
@@ -90,8 +90,14 @@ class EventLog:
         return self.append_many([event]).events[0]
 
     def append_many(self, events: Iterable[dict[str, Any]]) -> AppendResult:
-        """Validate every event, then write them grouped by day file. Raises BadEvent before writing anything."""
+        """Validate every event, then write them grouped by day file. Raises BadEvent (with `index`, the first bad
+        event's position) before writing anything: bad input, or a caller-supplied id that is already in its target
+        file or twice in the batch (eventlog/dupids.py). `result.events` are in input order.
+
+        An OSError or EventlogError from writing carries `written`: the events of the files written before it."""
         groups: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+        ordered: list[dict[str, Any]] = []
+        supplied: dict[str, dict[str, int]] = {}  # rel → {caller-supplied id: index}
         for i, ev in enumerate(events):
             try:
                 prepared = schema.prepare(ev)
@@ -99,8 +105,18 @@ class EventLog:
             except BadEvent as exc:
                 raise BadEvent(str(exc), index=i) from None
             rel = day_relpath(prepared["channel"], prepared["chat_id"], prepared["ts"])
+            if "id" in ev:
+                seen = supplied.setdefault(rel, {})
+                if prepared["id"] in seen:
+                    raise BadEvent(f"duplicate id {prepared['id']} (also event {seen[prepared['id']] + 1} of this batch)",
+                                   index=i)
+                seen[prepared["id"]] = i
             groups.setdefault(rel, []).append((prepared, pre))
-        return self._write_groups(groups)
+            ordered.append(prepared)
+        checked = dupids.check_files(self._root_s, supplied) if supplied else {}
+        result = self._write_groups(groups, {rel: (supplied[rel], checked[rel]) for rel in supplied})
+        result.events = ordered
+        return result
 
     def append_stream(self, relpath: str, events: Iterable[dict[str, Any]]) -> AppendResult:
         """Append to a non-partitioned chained stream under the root (dlp/alerts.jsonl, seals/…)."""
@@ -119,12 +135,17 @@ class EventLog:
         del prepared["prev"]
         return forms
 
-    def _write_groups(self, groups: dict[str, list[tuple[dict[str, Any], Any]]]) -> AppendResult:
+    def _write_groups(self, groups: dict[str, list[tuple[dict[str, Any], Any]]],
+                      ids: dict[str, tuple[dict[str, int], tuple[int, int]]] | None = None) -> AppendResult:
         result = AppendResult()
         for rel, items in groups.items():
-            created = self._ensure_dirs(rel)
-            with FileLock(f"{self._root_s}/{rel}.lock"):
-                created |= self._write_locked(rel, items, result)
+            try:
+                created = self._ensure_dirs(rel)
+                with FileLock(f"{self._root_s}/{rel}.lock"):
+                    created |= self._write_locked(rel, items, result, ids.get(rel) if ids else None)
+            except (OSError, EventlogError) as exc:
+                exc.written = list(result.events)  # type: ignore[union-attr]
+                raise
             result.events.extend(ev for ev, _ in items)
             if created and self.autoseal and rel.startswith("raw/"):
                 from .seal import seal_before  # late import: seal uses this writer
@@ -175,10 +196,13 @@ class EventLog:
         self._fsync_dir(os.path.dirname(path))
         return fd, True
 
-    def _write_locked(self, rel: str, items: list[tuple[dict[str, Any], Any]], result: AppendResult) -> bool:
+    def _write_locked(self, rel: str, items: list[tuple[dict[str, Any], Any]], result: AppendResult,
+                      ids: tuple[dict[str, int], tuple[int, int]] | None = None) -> bool:
         path = f"{self._root_s}/{rel}"
         fd, created = self._open(path)
         try:
+            if ids is not None:
+                dupids.check_locked(fd, rel, *ids)
             prev, extra = self._chain_tail(fd, rel, result)
             sealed = self._sealed_record(rel) if rel.startswith("raw/") and not created else None
             if sealed is not None:
@@ -254,8 +278,11 @@ class EventLog:
         try:
             self._write_all(afd, torn)
             os.fsync(afd)
-        finally:
+        except BaseException:  # ENOSPC …: no empty or partial copy left behind; the torn tail stays where it was
             os.close(afd)
+            os.unlink(aside)
+            raise
+        os.close(afd)
         os.ftruncate(fd, end)
         os.fsync(fd)
         self._fsync_dir(path.parent)

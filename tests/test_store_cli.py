@@ -56,9 +56,12 @@ BAD = {
 def test_bad_input_exit_2_nothing_written(tmp_path, name):
     root = tmp_path / "root"
     run(["init", "--root", str(root)])
+    src = tmp_path / "input.jsonl"
+    src.write_bytes(line(text="good first") + BAD[name])
     before_all = snapshot(tmp_path)
-    # A good line first in the same chunk: it must not be written either.
-    r = run(["append", "--root", str(root)], input=line(text="good first") + BAD[name])
+    # From a file the whole input is one unit: the good line before the bad one is not written either.
+    with open(src, "rb") as f:
+        r = run(["append", "--root", str(root)], input=f)
     assert r.exit_code == 2, r.output
     assert r.stdout == ""
     err = r.stderr.strip()

@@ -103,6 +103,18 @@ def test_ts_rejected(given):
         schema.normalize_ts(given)
 
 
+@pytest.mark.parametrize("given,rel", TS["paths"])
+def test_ts_day_file_path(root, given, rel):
+    """Years before 1000 get four digits in the path (both writers), and the day file is one the readers list."""
+    from eventlog.layout import log_files
+
+    stored = EventLog(root, fsync="never").append({"event": "message:received", "channel": "telegram",
+                                                    "chat_id": "1", "ts": given})
+    assert (root / rel).is_file()
+    assert [lf.relpath for lf in log_files(root)] == [rel]
+    assert stored["ts"][:10] == rel[-16:-6].replace("/", "-")
+
+
 def test_ulids_are_unique_and_sorted():
     ids = [schema.new_id() for _ in range(20000)]
     assert len(set(ids)) == len(ids)

@@ -73,6 +73,7 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
          until: Any, no_alerts: bool, html: bool, rules_path: str | None, as_json: bool) -> None:
     """Scan texts (arguments), a --file, --jsonl input, or the stored --log. Exit 0 if anything was found, 1 if not."""
     from ..dlp.engine import open_scanner
+    from ..dlp.keys import load_key
     from ..dlp.logscan import finding_row, iter_jsonl, scan_log
 
     sources = sum(bool(x) for x in (texts, file_, jsonl, log))
@@ -80,6 +81,8 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
         raise click.UsageError("give exactly one of: TEXTS, --file, --jsonl, --log")
     if log:
         ensure_root(root)
+        if not no_alerts:  # alerts persist fingerprints: only then is the root's key made if missing
+            load_key(root, create=True)
     scanner = open_scanner(root, rules_path)
     found = False
     if log:

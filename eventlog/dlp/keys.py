@@ -2,7 +2,7 @@
 
 Fingerprints are HMAC-SHA256(key, secret) in hex: an unsalted hash of a short secret (a card number, an ИНН) can be
 brute-forced, a keyed one cannot without the key. The key is 32 random bytes, 0600, created on first use by whichever
-side (Python or the JS tap) gets there first: written to a private temp file, then hard-linked into place, so two
+side (Python raising an alert, or the JS tap) gets there first: written to a private temp file, then hard-linked into place, so two
 racing creators agree on one key.
 """
 from __future__ import annotations
@@ -42,11 +42,16 @@ def _mkdirs(d: Path) -> None:
             pass
 
 
-def load_key(root: Path, create: bool = True) -> bytes:
+def load_key(root: Path, create: bool | None = None) -> bytes:
+    """The root's key. If there is none: create=True makes it (do this only where a fingerprint is persisted — an
+    alert), create=False raises, and the default returns an ephemeral key that is never written (a read-only scan must
+    not create files; no allowlist entry can match a key that did not exist)."""
     p = key_path(root)
     try:
         data = p.read_bytes()
     except FileNotFoundError:
+        if create is None:
+            return secrets.token_bytes(KEY_BYTES)
         if not create:
             raise EventlogError(f"no DLP key at {p}") from None
         _mkdirs(p.parent)

@@ -24,6 +24,8 @@ BENCHES = {
     "store": ([PY, "tools/bench/store.py"], ["--quick"]),
     "dlp_external": ([PY, "tools/bench/dlp_external.py", "--before",
                       "tests/corpora/dlp-external/rules-before-issue16.json"], []),
+    "store_profile": ([PY, "tools/bench/store_profile.py"], ["--events", "10000"]),
+    "writer_syscalls": ([PY, "tools/bench/writer_syscalls.py", "--node", NODE], ["--quick"]),
     "dlp": ([PY, "tools/bench/dlp.py"], ["--corpus", "2000", "--latency", "300", "--log-chats", "5", "--log-days", "60"]),
     "recall": ([PY, "tools/bench/recall.py"], ["--chats", "40", "--days", "90", "--runs", "3"]),
     "js_writer": ([NODE, "tools/bench/js_writer.mjs"], ["--n", "500"]),

@@ -97,13 +97,14 @@ function scanOnlyBot() {
 
 const cases = { baseline: makeBot(null), "tap, no log I/O (decomposition)": scanOnlyBot(),
   "patched fsync=never": await patchedBot("never"), "patched fsync=batch": await patchedBot("batch") };
-const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, { t: [], loop: [] }]));
+const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, { t: [], loop: [], rounds: [] }]));
 for (const bot of Object.values(cases)) await runCase(bot, 0); // warm-up: JIT, first files
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, bot] of Object.entries(cases)) {
     const { t, loopP99 } = await runCase(bot, (r + 1) * CALLS);
     samples[name].t.push(...t);
     samples[name].loop.push(loopP99);
+    samples[name].rounds.push({ p50: pct(t, 50), p99: pct(t, 99) });
   }
 }
 const base = samples.baseline.t;
@@ -114,5 +115,14 @@ for (const [name, s] of Object.entries(samples)) {
     p99_us: +p99.toFixed(1), added_p50_us: +(p50 - b50).toFixed(1), added_p99_us: +(p99 - b99).toFixed(1),
     ratio_p50: +(p50 / b50).toFixed(2), ratio_p99: +(p99 / b99).toFixed(2),
     event_loop_delay_p99_ms: +Math.max(...s.loop).toFixed(2), peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(0) }));
+}
+// Per round, each case's p99 minus the baseline's p99 of the same round; the median over rounds (a burst of load from
+// other jobs spoils a round, not the result).
+const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
+for (const [name, s] of Object.entries(samples)) {
+  const added = (k) => median(s.rounds.map((r, i) => r[k] - samples.baseline.rounds[i][k]));
+  console.log(JSON.stringify({ bench: "tap-overhead-rounds", case: name, rounds: s.rounds.length,
+    added_p50_us_median: +added("p50").toFixed(1), added_p99_us_median: +added("p99").toFixed(1),
+    added_p99_us_by_round: s.rounds.map((r, i) => +(r.p99 - samples.baseline.rounds[i].p99).toFixed(1)) }));
 }
 for (const r of roots) rmSync(r, { recursive: true, force: true });

@@ -1,85 +1,16 @@
-// File-level building blocks of the JS writer: the cross-process lock of docs/log-format.md ("Locking";
-// eventlog/lock.py is the other side — Node has no flock(2), so both languages share this O_EXCL protocol), and the
-// chain-tail reader. Everything is async so the gateway's event loop never waits on the disk.
+// File-level building blocks of the JS writer: the chain-tail reader and plain fds (the lock and its lease are in
+// writer-lock.mjs). Everything is async so the gateway's event loop never waits on the disk.
 import * as fs from "node:fs";
-import { constants as C } from "node:fs";
-import { mkdir, open, readFile, rmdir, stat, unlink } from "node:fs/promises";
 import { promisify } from "node:util";
 import { EventlogError } from "./writer-format.mjs";
 
-const STALE_EMPTY_MS = 2000;
-const STALE_BREAKER_MS = 10000;
-const LOCK_TIMEOUT_MS = 30000;
-const TAIL_CHUNK = 64 * 1024;
+export { LockTimeout, withFileLock } from "./writer-lock.mjs";
 
-export class LockTimeout extends EventlogError {
-  constructor(message) { super(message, "EVENTLOG_LOCK_TIMEOUT"); this.name = "LockTimeout"; }
-}
+const TAIL_CHUNK = 64 * 1024;
 
 /** The log on disk does not match its seal where a writer needs it to. */
 export class DamagedLog extends EventlogError {
   constructor(message) { super(message, "EVENTLOG_DAMAGED"); this.name = "DamagedLog"; }
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function pidAlive(pid) {
-  try { process.kill(pid, 0); return true; } catch (e) { return e.code === "EPERM"; }
-}
-
-async function readSmall(path) {
-  try { return await readFile(path, "latin1"); } catch (e) { if (e.code === "ENOENT") return null; throw e; }
-}
-
-async function isStale(path, content) {
-  const text = content.trim();
-  if (!text) {
-    try { return Date.now() - (await stat(path)).mtimeMs > STALE_EMPTY_MS; } catch { return false; }
-  }
-  const pid = Number.parseInt(text.split(/\s/)[0], 10);
-  if (!Number.isInteger(pid) || String(pid) !== text.split(/\s/)[0]) return true;
-  return pid !== process.pid && !pidAlive(pid);
-}
-
-async function breakLock(path, content) {
-  const breaker = path + ".break";
-  try {
-    await mkdir(breaker, 0o700);
-  } catch (e) {
-    if (e.code !== "EEXIST") throw e;
-    try { if (Date.now() - (await stat(breaker)).mtimeMs > STALE_BREAKER_MS) await rmdir(breaker); } catch { /* gone */ }
-    return;
-  }
-  try {
-    if ((await readSmall(path)) === content) await unlink(path).catch(() => {});
-  } finally {
-    await rmdir(breaker).catch(() => {});
-  }
-}
-
-export async function withFileLock(path, fn, timeoutMs = LOCK_TIMEOUT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  let delay = 1;
-  for (;;) {
-    let fh = null;
-    try {
-      fh = await open(path, C.O_CREAT | C.O_EXCL | C.O_WRONLY, 0o600);
-    } catch (e) {
-      if (e.code !== "EEXIST") throw e;
-    }
-    if (fh) {
-      try { await fh.write(`${process.pid}\n`); } finally { await fh.close(); }
-      try { return await fn(); } finally { await unlink(path).catch(() => {}); }
-    }
-    const content = await readSmall(path);
-    if (content === null) continue; // released between our open and read: retry at once
-    if (await isStale(path, content)) await breakLock(path, content);
-    if (Date.now() > deadline) {
-      throw new LockTimeout(`could not lock ${path} within ${timeoutMs / 1000} s (held by ${JSON.stringify(content)})`);
-    }
-    await sleep(delay);
-    delay = Math.min(delay * 2, 50);
-  }
 }
 
 export async function writeAll(fh, buf) {

@@ -6,7 +6,7 @@ import { open, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { nowTs, parseRelpath } from "./writer-format.mjs";
 import { chainHash } from "./writer-commit.mjs";
-import { DamagedLog, readLastLine, withFileLock } from "./writer-io.mjs";
+import { DamagedLog, readLastLine } from "./writer-io.mjs";
 import { checkpoint } from "./writer-head.mjs";
 
 export async function sealedIndex(log, channel, chatId) {
@@ -120,7 +120,8 @@ async function dayFiles(log, channel, chatId) {
 async function sealFile(log, rel) {
   const path = join(log.root, rel);
   const p = parseRelpath(rel);
-  return withFileLock(path + ".lock", async () => {
+  return log.leases.run(path + ".lock", async () => {  // the writer's lease: this process may hold it already
+    log.unsealed.delete(rel);
     let fh;
     try { fh = await open(path, C.O_RDONLY); } catch (e) { if (e.code === "ENOENT") return false; throw e; }
     try {

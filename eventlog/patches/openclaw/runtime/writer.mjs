@@ -23,14 +23,15 @@
 // keeps each file's chain linear; inside this process, one queue per file does.
 import { randomBytes } from "node:crypto";
 import { constants as C } from "node:fs";
-import { mkdir, open, stat } from "node:fs/promises";
+import { mkdir, open, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import {
   BadEvent, EventlogError, dayRelpath, genesis, lineHash, newId, nowTs, parseRelpath, prepare,
 } from "./writer-format.mjs";
 import { chainHash, encodeForms } from "./writer-commit.mjs";
-import { openFd, readLastLine, withFileLock, writeAll } from "./writer-io.mjs";
+import { openFd, readLastLine, writeAll } from "./writer-io.mjs";
+import { LeaseTable } from "./writer-lock.mjs";
 import { checkAgainstSeal, sealBefore, sealRecord, sealedRecord } from "./writer-seal.mjs";
 import { checkpoint } from "./writer-head.mjs";
 
@@ -55,8 +56,11 @@ export function resolveRoot(env = process.env) {
 }
 
 class EventLog {
-  constructor(root, fsync, autoseal, warn) {
+  constructor(root, fsync, autoseal, warn, lease) {
     this.warn = warn;
+    // The partition locks are leased: held across consecutive appends, let go when idle, asked, or on close().
+    this.leases = new LeaseTable(lease);
+    this.unsealed = new Map(); // relpath → lease gen in which the day was seen unsealed (no seal stat per append)
     this.root = root;
     this.fsync = fsync;
     this.autoseal = autoseal;
@@ -221,21 +225,34 @@ class EventLog {
     }
   }
 
-  /** Under the file's lock: chain, repair, seal check, write, fsync. → true if the file was created. */
+  /** Under the file's lock: chain, repair, seal check, write, fsync. → true if the file was created.
+   * While the lease on the lock is held without a break (same `gen`), nobody else can have touched the file, its
+   * tail or its seal: the append is the write (and fsync) alone. */
   async writeLocked(rel, path, items) {
     const dir = dirname(path);
-    return withFileLock(path + ".lock", async () => {
-      const [fh, st0, fileCreated] = await this.handleFor(rel, path);
+    return this.leases.run(path + ".lock", async (gen) => {
+      const t = this.tails.get(rel);
+      const h = this.handles.get(rel);
+      const leased = t && h && t.gen === gen && h.ino === t.ino;
+      const [fh, st0, fileCreated] = leased ? [h.fh, { ino: t.ino, size: t.size }, false]
+        : await this.handleFor(rel, path);
       let st = st0;
       this.knownDirs.add(dir);
       let written = false;
       try {
         const extra = [];
-        let prev = await this.chainTail(fh, st, rel, extra);
+        let prev = leased ? t.last : await this.chainTail(fh, st, rel, extra);
         if (extra.length) st = await fh.stat(); // a torn tail was cut off
         const isDay = rel.startsWith("raw/");
-        let sealed = isDay && !fileCreated ? await sealedRecord(this, rel) : null;
-        if (sealed) sealed = { ...sealed, lines: sealed.lines + await checkAgainstSeal(fh, rel, sealed) };
+        let sealed = null;
+        if (isDay && !fileCreated && this.unsealed.get(rel) !== gen) {
+          sealed = await sealedRecord(this, rel);
+          if (sealed) sealed = { ...sealed, lines: sealed.lines + await checkAgainstSeal(fh, rel, sealed) };
+          else {
+            if (this.unsealed.size >= 10000) this.unsealed.clear(); // a cache: bounded, refilled on demand
+            this.unsealed.set(rel, gen);
+          }
+        }
         const lines = [];
         for (const it of [...extra, ...items]) {
           it.prepared.prev = prev;
@@ -253,7 +270,7 @@ class EventLog {
         }
         written = true;
         // Under the lock nobody else appends: the new size is known without another stat.
-        this.tails.set(rel, { ino: st.ino, size: st.size + data.length, last: prev });
+        this.tails.set(rel, { ino: st.ino, size: st.size + data.length, last: prev, gen });
         if (sealed) {
           // The day was sealed and still matched its seal: extend the seal inside the same critical section.
           const p = parseRelpath(rel);
@@ -263,6 +280,7 @@ class EventLog {
         }
       } catch (err) {
         this.tails.delete(rel);
+        this.unsealed.delete(rel);
         const h = this.handles.get(rel);
         this.handles.delete(rel);
         if (h) await h.fh.close().catch(() => {});
@@ -273,8 +291,10 @@ class EventLog {
     });
   }
 
-  /** Close the cached file handles (the writer stays usable: they are reopened on demand). */
+  /** Let go of the leased locks and close the cached file handles (the writer stays usable: both are taken again on
+   * demand). */
   async close() {
+    await this.leases.releaseAll();
     const all = [...this.handles.values()];
     this.handles.clear();
     await Promise.all(all.map((h) => h.fh.close().catch(() => {})));
@@ -297,7 +317,15 @@ class EventLog {
     const movedTo = `${path.split("/").pop()}.torn-${newId()}`;
     const aside = join(dirname(path), movedTo);
     const afh = await open(aside, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o600);
-    try { await writeAll(afh, torn); await afh.sync(); } finally { await afh.close(); }
+    try {
+      await writeAll(afh, torn);
+      await afh.sync();
+    } catch (err) { // ENOSPC …: no empty or partial copy left behind; the torn tail stays where it was
+      await afh.close().catch(() => {});
+      await unlink(aside).catch(() => {});
+      throw err;
+    }
+    await afh.close();
     await fh.truncate(end);
     await fh.sync();
     await this.fsyncDir(dirname(path));
@@ -315,12 +343,12 @@ class EventLog {
 /** Open a writer on `root` (created 0700 if missing). fsync: always | batch (default) | never. */
 export async function openEventLog({
   root = resolveRoot(process.env), fsync = "batch", autoseal = true,
-  warn = (line) => process.stderr.write(line + "\n"),
+  warn = (line) => process.stderr.write(line + "\n"), lease = {},
 } = {}) {
   if (!FSYNC_POLICIES.includes(fsync)) {
     throw new EventlogError(`fsync policy must be one of ${FSYNC_POLICIES.join(", ")}: ${fsync}`);
   }
   if (typeof root !== "string" || !root) throw new EventlogError("root must be a directory path");
   await mkdir(root, { recursive: true, mode: 0o700 });
-  return new EventLog(root, fsync, autoseal, warn);
+  return new EventLog(root, fsync, autoseal, warn, lease);
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { AlertMerger } from "../dlp-alerts.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const VEC = JSON.parse(fs.readFileSync(path.join(HERE, "../../../../tests/vectors/dlp/alert_merge.json"), "utf8"));
+const VEC = JSON.parse(fs.readFileSync(path.join(HERE, "../../../../../tests/vectors/dlp/alert_merge.json"), "utf8"));
 
 for (const seq of VEC.sequences) {
   test(`alert merge: ${seq.name}`, () => {
