@@ -247,8 +247,9 @@ def test_plugin_files_ship_as_package_data() -> None:
     manifest = json.loads(files["openclaw.plugin.json"])
     assert manifest["id"] == ins.PLUGIN_ID and manifest["contracts"]["tools"] == list(ins.TOOL_NAMES)
     assert json.loads(files["package.json"])["openclaw"]["extensions"] == ["./index.mjs"]
-    pyproject = (REPO / "pyproject.toml").read_text()
-    assert '"agent/plugin/*.mjs", "agent/plugin/*.json"' in pyproject
+    import tomllib
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["eventlog"]
+    assert {"agent/plugin/*.mjs", "agent/plugin/*.json"} <= set(data)
 
 
 # -- the plugin's JavaScript, under real Node --------------------------------------------------------------------------
