@@ -17,6 +17,7 @@ from ..reader import OnProblem, iter_events
 from .alerts import ALERTS, append_alerts, iter_stream, make_alert, now_ts
 from .merge import AlertMerger, head_of
 from .engine import Finding, Scanner
+from .keys import load_key
 
 BATCH = 2000
 
@@ -65,6 +66,12 @@ def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: da
              on_problem: OnProblem | None = None) -> Iterator[LogHit]:
     """Every finding in the `text` of the stored events. New findings (not already alerted for the same event, rule
     and span) become `dlp:alert` events with source "scan" and action "none"."""
+    if raise_alerts:
+        # Alerts persist fingerprints: they must come from the root's own key (made now if missing), never from the
+        # ephemeral key a scanner opened on a root without one gets — or a re-scan would not recognise its alerts.
+        key = load_key(root, create=True)
+        if scanner.key != key:
+            scanner = Scanner(scanner.rules, key, scanner.allowlist)
     known: dict[tuple[Any, ...], str] = {}
     merger = AlertMerger()
     seeds: dict[str, dict[str, Any]] = {}
