@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -29,6 +29,7 @@ import orjson
 
 from .errors import EventlogError
 from .layout import RAW, log_files
+from .when import iso, utc_days
 
 MESSAGE_EVENTS = ("message:received", "message:sent")
 DEFAULT_FUZZY_SCORE = 80.0
@@ -47,10 +48,14 @@ class GrepQuery:
     ignore_case: bool = False
     fuzzy_score: float = DEFAULT_FUZZY_SCORE
     chats: tuple[str, ...] | None = None
-    since: date | None = None
-    until: date | None = None
+    since: datetime | None = None  # inclusive, aware
+    until: datetime | None = None  # exclusive, aware
     sender: str | None = None
     direction: str | None = None
+
+    def ts_bounds(self) -> tuple[str | None, str | None]:
+        """The bounds as the log writes ts (RFC 3339 UTC, ms): string order is time order."""
+        return (iso(self.since) if self.since else None, iso(self.until) if self.until else None)
 
 
 @dataclass
@@ -259,6 +264,11 @@ def is_candidate(ev: Any, q: GrepQuery) -> bool:
         return False
     if q.sender and not _sender_matches(ev, q.sender):
         return False
+    if q.since or q.until:
+        lo, hi = q.ts_bounds()
+        ts = ev.get("ts")
+        if not isinstance(ts, str) or (lo and ts < lo) or (hi and ts >= hi):
+            return False
     return True
 
 
@@ -267,8 +277,8 @@ def is_candidate(ev: Any, q: GrepQuery) -> bool:
 def _scope_paths(root: Path, q: GrepQuery) -> list[str]:
     if not q.chats and not q.since and not q.until:
         return [str(root / RAW)] if (root / RAW).is_dir() else []  # let rg walk it: no 73k-name argument list
-    return [str(lf.path) for lf in log_files(root, chat=list(q.chats) if q.chats else None, since=q.since,
-                                             until=q.until)]
+    first, last = utc_days(q.since, q.until)
+    return [str(lf.path) for lf in log_files(root, chat=list(q.chats) if q.chats else None, since=first, until=last)]
 
 
 def _full_scan(root: Path, q: GrepQuery, paths: list[str]) -> Iterator[tuple[str, int, bytes]]:
@@ -342,7 +352,7 @@ def _fuzzy_candidates(root: Path, q: GrepQuery, matcher: Matcher, paths: list[st
     """Words of compacted months come from their vocabulary (no scan); the matching words then drive one rg pass over
     those months. Files no compaction covers are read line by line."""
     from .compact import unit_vocabulary
-    from .query import Scope, plan
+    from .planner import Scope, plan
 
     src = plan(Scope(root, q.chats, q.since, q.until))
     words: set[str] = set()

@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import sys
-from datetime import date
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import EventlogError
-from .common import ensure_root, fail, handle_errors, root_option, since_until
+from .common import ensure_root, fail, handle_errors, root_option
 from .main import cli
+from .timeopts import time_range
 
 if TYPE_CHECKING:
     from ..recall import Hit
@@ -31,11 +32,12 @@ _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
               help="Write the result to this file (required for parquet on a terminal).")
 @click.option("--explain", is_flag=True, help="Print the SQL the views expand to (and the files bound), run nothing.")
 @_chat_option
-@since_until
+@time_range
 @root_option
 @handle_errors
 def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_json: bool, output: str | None,
-        explain: bool, chats: tuple[str, ...], since: date | None, until: date | None, root: Path) -> None:
+        explain: bool, chats: tuple[str, ...], since: datetime | None, until: datetime | None, tz: tzinfo,
+        root: Path) -> None:
     """Run a read-only DuckDB QUERY over the log (`-` reads it from stdin).
 
     Views: events (every event, explicit schema), messages (received and sent, flattened), dlp_alerts, dlp_reviews.
@@ -47,7 +49,7 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
     ensure_root(root)
     if query == "-":
         query = sys.stdin.read()
-    scope = q.scope_from(root, chats, since, until)
+    scope = q.scope_from(root, chats, since, until, tz)
     fmt = "json" if as_json else fmt or ("table" if sys.stdout.isatty() and not output else "json")
     src = q.plan(scope)
     if explain:
@@ -67,8 +69,8 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
             sys.stdout.flush()
         _report_skipped(q.invalid_lines(con, src, root))
     for unit in src.stale:
-        click.echo(f"eventlog: compaction {unit} is stale (a day file changed); read JSONL instead — "
-                   "run `eventlog compact`", err=True)
+        click.echo(f"eventlog: compaction {unit} is stale (day files changed since it was built); those files were "
+                   "read from JSONL — run `eventlog compact`", err=True)
     sys.exit(0 if rows else 1)
 
 
@@ -96,11 +98,13 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
 
     ensure_root(root)
     if check:
-        problems = c.verify_units(root)
+        problems, good = c.verify_units(root)
         for p in problems:
             click.echo(f"eventlog: {p}", err=True)
-        if not problems:
-            click.echo(f"{len(c.load_units(root))} unit(s) verified")
+        changed = sum(len(c.changed_sources(root, u)) for u in good)
+        click.echo(f"{len(good)} unit(s) verified, {len(problems)} unusable"
+                   + (f"; {changed} compacted day file(s) changed since (read from JSONL until "
+                      "`eventlog compact`)" if changed else ""))
         sys.exit(2 if problems else 0)
     results = c.compact(root, parse_when(before) if before else None, rebuild, c.text_progress())
     for r in results:
@@ -128,12 +132,12 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: {type: match|context|count, file, line, spans, event}.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Highlight matches.")
 @_chat_option
-@since_until
+@time_range
 @root_option
 @handle_errors
 def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None, context: int, sender: str | None,
          direction: str | None, count_only: bool, as_json: bool, color: str, chats: tuple[str, ...],
-         since: date | None, until: date | None, root: Path) -> None:
+         since: datetime | None, until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Search message texts (not JSON keys or other fields). Literal by default.
 
     Exit 0 when something matched, 1 when nothing did, 2 on error — like grep.
@@ -155,8 +159,6 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
         raise click.UsageError("Missing argument 'PATTERN'.")
     if not 0 <= score <= 100:
         raise EventlogError("--fuzzy SCORE must be from 0 to 100")
-    if since and until and since > until:
-        raise EventlogError(f"--since {since} is after --until {until}")
     q = r.GrepQuery(pattern, "fuzzy" if fuzzy is not None else "regex" if regex else "literal", ignore_case, score,
                     chats or None, since, until, sender, direction)
     problems = lambda msg: click.echo(f"eventlog: {msg}", err=True)  # noqa: E731
