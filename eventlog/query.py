@@ -47,6 +47,9 @@ def connect(scope: Scope, src: Sources | None = None) -> tuple["duckdb.DuckDBPyC
         con.execute(f"SET VARIABLE {name} = $v", {"v": value})
     for stmt in view_sql(scope, src).values():
         con.execute(stmt)
+    # DuckDB lets queries read its temp directory (default: `.tmp` in the current directory) even with external
+    # access off: give it a private, empty one instead.
+    con.execute("SET temp_directory = $d", {"d": _private_tmp()})
     allowed = sorted({str(scope.root.resolve()) + "/", str(scope.root) + "/"})
     con.execute("SET allowed_directories = $d", {"d": allowed})
     con.execute("SET enable_external_access = false")
@@ -154,3 +157,17 @@ def _naive_utc(t: Any) -> Any:
     from datetime import timezone
 
     return t.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+_TMP: list[str] = []
+
+
+def _private_tmp() -> str:
+    import atexit
+    import shutil
+    import tempfile
+
+    if not _TMP:
+        _TMP.append(tempfile.mkdtemp(prefix="eventlog-duckdb-"))
+        atexit.register(shutil.rmtree, _TMP[0], True)
+    return _TMP[0]

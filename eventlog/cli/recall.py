@@ -1,10 +1,11 @@
 """Recall commands: sql, grep, tail, compact. Parse → call the library → render; nothing else lives here."""
 from __future__ import annotations
 
+import os
 import sys
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import click
 
@@ -28,8 +29,9 @@ _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default=None,
               help="Output format (default: table on a terminal, json otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json (JSON Lines).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the result to this file (required for parquet on a terminal).")
+@click.option("-o", "--output", default=None, metavar="FILE",
+              help="Write the result to FILE (0600, atomically: replaced only when the query succeeded; refused inside "
+                   "the log root). Required for parquet on a terminal.")
 @click.option("--explain", is_flag=True, help="Print the SQL the views expand to (and the files bound), run nothing.")
 @_chat_option
 @time_range
@@ -44,7 +46,7 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
     Exit 0 when the result has rows, 1 when it is empty, 2 on error.
     """
     from .. import query as q
-    from ..query_output import write_result
+    from ..query_output import atomic_output, write_result
 
     ensure_root(root)
     if query == "-":
@@ -62,10 +64,10 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
         con, src = q.connect(scope, src)
         cur = q.execute(con, query, bound)
         if output:
-            with open(output, "wb") as f:
-                rows = write_result(cur, fmt, f)
+            with atomic_output(output, root) as f:
+                rows = write_result(cur, fmt, f, tz=tz)
         else:
-            rows = write_result(cur, fmt, sys.stdout.buffer)
+            rows = write_result(cur, fmt, sys.stdout.buffer, tz=tz)
             sys.stdout.flush()
         _report_skipped(q.invalid_lines(con, src, root))
     for unit in src.stale:
@@ -121,31 +123,55 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
 @cli.command()
 @click.argument("pattern", required=False)
 @click.option("-i", "--ignore-case", is_flag=True, help="Case-insensitive, Unicode simple case folding as Python's re.IGNORECASE (Ё/ё; ß is not ss).")
-@click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python `re` syntax).")
+@click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python `re` syntax; each message "
+              "gets a 1 s budget — a catastrophically backtracking regex is an error, exit 2).")
 @click.option("--fuzzy", is_flag=False, flag_value=str(80.0), default=None, metavar="[SCORE]",
               help="Fuzzy word match (typos, word forms), rapidfuzz ratio ≥ SCORE (default 80).")
+@click.option("-w", "--word-regexp", "word", is_flag=True, help="Only matches with no word character on either side.")
+@click.option("-v", "--invert-match", "invert", is_flag=True, help="Messages that do NOT match.")
+@click.option("-l", "--files-with-matches", "files_only", is_flag=True,
+              help="Print only the day files (relative to the root) that hold a match.")
 @click.option("-C", "--context", type=click.IntRange(0, 1000), default=0, metavar="N",
               help="Show N messages before and after each match (same chat and day).")
+@click.option("-B", "--before-context", "before", type=click.IntRange(0, 1000), default=None, metavar="N",
+              help="Show N messages before each match.")
+@click.option("-A", "--after-context", "after", type=click.IntRange(0, 1000), default=None, metavar="N",
+              help="Show N messages after each match.")
+@click.option("-m", "--max-count", "max_count", type=click.IntRange(0), default=None, metavar="NUM",
+              help="At most NUM matches per chat (a chat is what rg's file is).")
 @click.option("--from", "sender", default=None, metavar="USER", help="Only messages from this username, name or id.")
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None, help="Only received (in) or sent (out).")
-@click.option("-c", "--count", "count_only", is_flag=True, help="Print only the number of matching messages.")
+@click.option("-c", "--count", "count_only", is_flag=True, help="Print the number of matching messages per chat "
+              "(CHANNEL/CHAT:N).")
+@click.option("--count-total", "count_total", is_flag=True, help="Print one number: all matching messages.")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: {type: match|context|count, file, line, spans, event}.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Highlight matches.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              help="Highlight matches (auto: on a terminal, unless $NO_COLOR is set).")
 @_chat_option
 @time_range
 @root_option
 @handle_errors
-def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None, context: int, sender: str | None,
-         direction: str | None, count_only: bool, as_json: bool, color: str, chats: tuple[str, ...],
-         since: datetime | None, until: datetime | None, tz: tzinfo, root: Path) -> None:
-    """Search message texts (not JSON keys or other fields). Literal by default.
+def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None, word: bool, invert: bool,
+         files_only: bool, context: int, before: int | None, after: int | None, max_count: int | None,
+         sender: str | None, direction: str | None, count_only: bool, count_total: bool, as_json: bool, color: str,
+         chats: tuple[str, ...], since: datetime | None, until: datetime | None, tz: tzinfo, root: Path) -> None:
+    """Search message texts (not JSON keys or other fields). Literal by default. PATTERN may be left out when a
+    filter (--from, --direction, --chat, --since, --until) says what to list.
 
     Exit 0 when something matched, 1 when nothing did, 2 on error — like grep.
+
+    \b
+    Examples:
+      eventlog grep -i -w deploy --since monday --tz Europe/Berlin
+      eventlog grep --from alice --since today -c
     """
     from .. import recall as r
+    from ..query_output import local_ts
+    from ..planner import scope_from
     from .common import emit_json
 
     ensure_root(root)
+    scope_from(root, chats, since, until)  # validates --chat
     if regex and fuzzy is not None:
         raise EventlogError("-E and --fuzzy cannot be combined")
     try:
@@ -153,37 +179,59 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
     except ValueError:
         # `--fuzzy WORD` (no SCORE): click took the pattern as the option's value.
         if pattern is not None:
-            raise EventlogError(f"--fuzzy SCORE must be a number from 0 to 100, not {fuzzy!r}") from None
+            raise EventlogError(f"--fuzzy SCORE must be a number from 0 to 100, not {fuzzy[:40]!r}") from None
         pattern, score = fuzzy, r.DEFAULT_FUZZY_SCORE
     if pattern is None:
-        raise click.UsageError("Missing argument 'PATTERN'.")
+        if not (sender or direction or chats or since or until):
+            raise EventlogError("give a PATTERN, or a filter (--from, --direction, --chat, --since, --until)")
+        if fuzzy is not None or regex:
+            raise EventlogError("-E and --fuzzy need a PATTERN")
+        pattern = ""
     if not 0 <= score <= 100:
         raise EventlogError("--fuzzy SCORE must be from 0 to 100")
     q = r.GrepQuery(pattern, "fuzzy" if fuzzy is not None else "regex" if regex else "literal", ignore_case, score,
-                    chats or None, since, until, sender, direction)
+                    chats or None, since, until, sender, direction, word, invert)
     problems = lambda msg: click.echo(f"eventlog: {msg}", err=True)  # noqa: E731
-    if count_only:
-        n = r.count(root, q, problems)
+    if count_total:
+        n = sum(r.count_by_chat(root, q, problems, max_count).values())
         emit_json({"type": "count", "count": n}) if as_json else click.echo(str(n))
         sys.exit(0 if n else 1)
-    hits = r.search(root, q, problems)
-    paint = color == "always" or (color == "auto" and sys.stdout.isatty() and not as_json)
+    if count_only:
+        counts = r.count_by_chat(root, q, problems, max_count)
+        for (channel, chat), n in counts.items():
+            if as_json:
+                emit_json({"type": "count", "channel": channel, "chat_id": chat, "count": n})
+            else:
+                click.echo(f"{channel}/{chat}:{n}")
+        sys.exit(0 if counts else 1)
+    hits = r.limit_per_chat(r.search(root, q, problems), max_count)
+    if files_only:
+        seen = None
+        for h in hits:
+            if h.relpath != seen:
+                seen = h.relpath
+                emit_json({"type": "file", "file": h.relpath}) if as_json else click.echo(h.relpath)
+        sys.exit(0 if seen else 1)
+    no_color = bool(os.environ.get("NO_COLOR"))
+    paint = color == "always" or (color == "auto" and sys.stdout.isatty() and not as_json and not no_color)
+    n_before = context if before is None else before
+    n_after = context if after is None else after
     found = False
     first = True
-    for group in r.with_context(root, hits, context, q):
+    for group in r.with_context(root, hits, n_before, q, n_after):
         found = found or any(h.kind == "match" for h in group)
-        if context and not first and not as_json:
+        if (n_before or n_after) and not first and not as_json:
             click.echo("--")
         first = False
         for h in group:
             if as_json:
                 emit_json({"type": h.kind, "file": h.relpath, "line": h.line, "spans": h.spans, "event": h.event})
             else:
-                click.echo(_human(h, paint), color=paint)
+                click.echo(_human(h, paint, lambda ts: local_ts(ts, tz)), color=paint)
     sys.exit(0 if found else 1)
 
 
-def _human(h: "Hit", paint: bool) -> str:
+def _human(h: "Hit", paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
     ev = h.event
     text = ev.get("text") if isinstance(ev.get("text"), str) else ""
     out, pos = [], 0
@@ -196,7 +244,8 @@ def _human(h: "Hit", paint: bool) -> str:
     frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
     who = frm.get("username") or frm.get("name") or frm.get("id") or "?"
     mark = ":" if h.kind == "match" else "-"
-    head = f"{ev.get('chat_id')} {ev.get('ts')} {ev.get('direction') or '?':<3} {who}"
+    ts = ev.get("ts")
+    head = f"{ev.get('chat_id')} {show_ts(ts) if isinstance(ts, str) else ts} {ev.get('direction') or '?':<3} {who}"
     return (click.style(head, fg="magenta") if paint else head) + f"{mark} {body}"
 
 
