@@ -253,43 +253,79 @@ def _human(h: "Hit", paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
 @click.option("-f", "--follow", is_flag=True, help="Keep printing events as they are appended (Ctrl-C to stop).")
 @click.option("-n", "--lines", "count", type=click.IntRange(0), default=10, show_default=True,
               help="How many of the last events to print first.")
+@click.option("--since", "since_text", default=None, metavar="WHEN",
+              help="Print every event since WHEN (instead of the last -n), in time order.")
+@click.option("--tz", "tz_name", default=None, metavar="ZONE",
+              help="Zone for --since and displayed times (default: $EVENTLOG_TZ, else the system's).")
+@click.option("--cursor", default=None, metavar="NAME",
+              help="Print what is new since the last run with this NAME, and remember what was shown "
+                   "(<root>/state/cursors/NAME.json). The first run starts from -n/--since.")
 @click.option("--json", "as_json", is_flag=True, help="One event object per line (JSON Lines).")
 @_chat_option
 @root_option
 @handle_errors
-def tail(follow: bool, count: int, as_json: bool, chats: tuple[str, ...], root: Path) -> None:
+def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, cursor: str | None, as_json: bool,
+         chats: tuple[str, ...], root: Path) -> None:
     """Print the last events of the log, and with -f every event as it is appended — new chats and the switch to a
-    new day file included. Event-driven (inotify via watchdog), no polling."""
+    new day file included. Event-driven (inotify via watchdog), no polling.
+
+    \b
+    Examples:
+      eventlog tail --cursor mine        # what is new since I last looked
+      eventlog tail -f --since 1h --tz Europe/Berlin
+    """
     from .. import follow as fw
+    from .. import when
+    from ..planner import scope_from
+    from ..query_output import local_ts
     from .common import emit_json
 
     ensure_root(root)
-    paint = sys.stdout.isatty() and not as_json
+    scope_from(root, chats, None, None)  # validates --chat
+    tz = when.zone(tz_name)
+    since = when.since(since_text, tz) if since_text is not None else None
+    paint = sys.stdout.isatty() and not as_json and not os.environ.get("NO_COLOR")
 
     def show(e: "fw.Emitted") -> None:
         if as_json:
             emit_json(e.event)
         else:
-            click.echo(_tail_line(e.event, paint), color=paint)
+            click.echo(_tail_line(e.event, paint, lambda ts: local_ts(ts, tz)), color=paint)
         sys.stdout.flush()
 
-    last = fw.last_events(root, count, chats or None)
-    for e in last:
-        show(e)
+    cur = fw.Cursor(root, cursor) if cursor else None
+    shown = 0
+    if cur is not None and cur.exists:
+        new, offsets = cur.new_events(chats or None)
+        for e in new:
+            show(e)
+        shown = len(new)
+    else:
+        offsets = cur.end_offsets(chats or None) if cur is not None else {}
+        events = fw.events_since(root, since, chats or None) if since else fw.last_events(root, count, chats or None)
+        for e in events:
+            show(e)
+            shown += 1
+    if cur is not None:
+        cur.save(offsets)
     if not follow:
-        sys.exit(0 if last else 1)
+        sys.exit(0 if shown else 1)
     f = fw.Follower(root, show, chats or None)
-    n = f.start()
+    n = f.start(offsets or None)
     click.echo(f"eventlog: following {n} file(s) under {root} (Ctrl-C to stop)", err=True)
     try:
         f.run()
     finally:
         f.stop()
+        if cur is not None:
+            cur.save({**offsets, **f.offsets})
 
 
-def _tail_line(ev: dict, paint: bool) -> str:
+def _tail_line(ev: dict, paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
     frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
     who = frm.get("username") or frm.get("name") or frm.get("id") or ""
     text = ev.get("text") if isinstance(ev.get("text"), str) else ""
-    head = f"{ev.get('chat_id')} {ev.get('ts')} {ev.get('event')} {ev.get('direction') or '-'} {who}".rstrip()
+    ts = ev.get("ts")
+    head = (f"{ev.get('chat_id')} {show_ts(ts) if isinstance(ts, str) else ts} {ev.get('event')} "
+            f"{ev.get('direction') or '-'} {who}").rstrip()
     return (click.style(head, fg="magenta") if paint else head) + (": " + text.replace("\n", "\\n") if text else "")
