@@ -65,14 +65,31 @@ def _lines_sql(root: Path, var: str = "el_jsonl") -> str:
             f"string_split(content, chr(10)) AS parts FROM read_text(getvariable('{var}')))")
 
 
+# The message a message replies to: inbound from the update (`reply_to_message`), outbound from the payload
+# (`reply_to_message_id`, or Bot API 7's `reply_parameters`). An erased `raw`/`payload` ({"c": …}) yields NULL.
+_REPLY_TO = ("coalesce(TRY_CAST(raw->'message'->'reply_to_message'->>'message_id' AS BIGINT), "
+             "TRY_CAST(raw->'edited_message'->'reply_to_message'->>'message_id' AS BIGINT), "
+             "TRY_CAST(payload->>'reply_to_message_id' AS BIGINT), "
+             "TRY_CAST(payload->'reply_parameters'->>'message_id' AS BIGINT))")
+_IS_EDIT = ("coalesce(update_type IN ('edited_message', 'edited_channel_post') "
+            "OR method IN ('editMessageText', 'editMessageCaption'), false)")
+# The Telegram chat object of an inbound update, whichever kind of update it is.
+_CHAT_OBJ = ("coalesce(raw->'message'->'chat', raw->'edited_message'->'chat', raw->'channel_post'->'chat', "
+             "raw->'edited_channel_post'->'chat', raw->'callback_query'->'message'->'chat', "
+             "raw->'my_chat_member'->'chat', raw->'message_reaction'->'chat')")
+
+
 def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
     """The CREATE VIEW statements (name → SQL), exactly as `--explain` prints them."""
     parts: list[str] = []
     if src.jsonl:
         unpack = ", ".join(f"e.{q(c)} AS {q(c)}" for c, _ in EVENT_COLUMNS)
+        # An erased text (store format v2: {"c": "<hash>"}) is NULL, as in Parquet — never the commitment's JSON.
+        unpack = unpack.replace('e."text" AS "text"', "CASE WHEN left(e.\"text\", 1) = '{' AND json_type(body, '$.text') "
+                                "<> 'VARCHAR' THEN NULL ELSE e.\"text\" END AS \"text\"")
         parts.append(
             f"SELECT {unpack}, file, line FROM (\n"
-            f"  SELECT file, line, json_transform(body, '{_struct_json()}') AS e\n"
+            f"  SELECT file, line, body, json_transform(body, '{_struct_json()}') AS e\n"
             f"  FROM ({_lines_sql(scope.root)}) WHERE json_valid(body))\n"
             "WHERE e.id IS NOT NULL AND e.ts IS NOT NULL" + _bounds_where(scope, "e.ts").replace(" WHERE ", " AND ")
         )
@@ -94,8 +111,35 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
         "  coalesce(\"from\"->>'username', \"from\"->>'name', \"from\"->>'id') AS sender,\n"
         "  CAST(\"from\"->>'id' AS BIGINT) AS sender_id, \"from\"->>'name' AS sender_name,\n"
         "  CAST(\"from\"->>'is_bot' AS BOOLEAN) AS is_bot, text, method,\n"
-        "  CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate, id, file, line\n"
+        "  CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate,\n"
+        f"  {_REPLY_TO} AS reply_to_message_id,\n"
+        f"  {_IS_EDIT} AS is_edit,\n"
+        f"  CASE WHEN {_IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
+        " AS edits_message_id,\n"
+        "  id, file, line\n"
         "FROM events WHERE event IN ('message:received', 'message:sent')"
+    )
+    views["edits"] = (
+        "CREATE VIEW edits AS\n"
+        "SELECT e.channel, e.chat_id, e.edits_message_id AS message_id, e.ts AS edited_ts, e.direction,\n"
+        "  coalesce(e.method, e.update_type) AS via, e.text AS new_text, o.ts AS original_ts, o.text AS original_text,\n"
+        "  row_number() OVER (PARTITION BY e.channel, e.chat_id, e.edits_message_id ORDER BY e.ts, e.id) AS version,\n"
+        "  e.id\n"
+        "FROM messages e LEFT JOIN messages o ON o.channel = e.channel AND o.chat_id = e.chat_id\n"
+        "  AND o.message_id = e.edits_message_id AND NOT o.is_edit\n"
+        "WHERE e.is_edit"
+    )
+    views["chats"] = (
+        "CREATE VIEW chats AS\n"
+        f"SELECT channel, chat_id,\n"
+        "  arg_max(c->>'type', ts) FILTER (WHERE c->>'type' IS NOT NULL) AS type,\n"
+        "  arg_max(c->>'title', ts) FILTER (WHERE c->>'title' IS NOT NULL) AS title,\n"
+        "  arg_max(c->>'username', ts) FILTER (WHERE c->>'username' IS NOT NULL) AS username,\n"
+        "  min(ts) AS first_seen, max(ts) AS last_seen,\n"
+        "  count(*) FILTER (WHERE direction = 'in') AS received, count(*) FILTER (WHERE direction = 'out') AS sent,\n"
+        "  count(*) AS events\n"
+        f"FROM (SELECT channel, chat_id, ts, direction, {_CHAT_OBJ} AS c FROM events WHERE channel <> 'system')\n"
+        "GROUP BY channel, chat_id"
     )
     for view, columns in DLP_COLUMNS.items():
         if view in src.dlp:

@@ -42,8 +42,14 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
         root: Path) -> None:
     """Run a read-only DuckDB QUERY over the log (`-` reads it from stdin).
 
-    Views: events (every event, explicit schema), messages (received and sent, flattened), dlp_alerts, dlp_reviews.
-    Exit 0 when the result has rows, 1 when it is empty, 2 on error.
+    Views: events (every event, explicit schema), messages (received and sent, flattened, with reply_to_message_id
+    and is_edit/edits_message_id), edits (each edit beside the message it edits), chats (type, title, first/last
+    seen, counts by direction), dlp_alerts, dlp_reviews. Exit 0 when the result has rows, 1 when empty, 2 on error.
+
+    \b
+    Examples:
+      eventlog sql "SELECT title, received, sent FROM chats ORDER BY received DESC" --since this-week
+      eventlog sql "SELECT ts, sender, text FROM messages" --chat 100007 --since yesterday --tz Europe/Berlin
     """
     from .. import query as q
     from ..query_output import atomic_output, write_result
@@ -93,7 +99,14 @@ def _report_skipped(bad: list[tuple[str, int]]) -> None:
 @handle_errors
 def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root: Path) -> None:
     """Copy closed days into Parquet (one file per month) so SQL over long ranges is fast. The JSONL stays canonical:
-    a unit is checked (row count + content hash) before it is used, and is rebuilt whenever its day files change."""
+    a unit is checked (row count + content hash) before it is published; a query reads a day file from it only
+    while the file's identity (size, mtime, ctime, inode) is unchanged, else from JSONL.
+
+    \b
+    Examples:
+      eventlog compact                 # every closed UTC day
+      eventlog compact --check         # exit 2 if any unit cannot be loaded or verified
+    """
     from .. import compact as c
     from ..layout import parse_when
     from .common import emit_json
@@ -329,3 +342,33 @@ def _tail_line(ev: dict, paint: bool, show_ts: "Callable[[str], str]" = str) -> 
     head = (f"{ev.get('chat_id')} {show_ts(ts) if isinstance(ts, str) else ts} {ev.get('event')} "
             f"{ev.get('direction') or '-'} {who}").rstrip()
     return (click.style(head, fg="magenta") if paint else head) + (": " + text.replace("\n", "\\n") if text else "")
+
+
+@cli.command()
+@click.option("--chat", required=True, metavar="CHAT_ID", help="The chat to export.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet", "md"]), default="jsonl",
+              show_default=True, help="jsonl: the log's own lines; csv/parquet: the messages view; md: a transcript.")
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="Where to write (0600, atomically; refused inside the log root).")
+@time_range
+@root_option
+@handle_errors
+def export(chat: str, fmt: str, output: str, since: datetime | None, until: datetime | None, tz: tzinfo,
+           root: Path) -> None:
+    """Export one chat (optionally a time range) to a file. Exit 0 when something was written, 1 when the range
+    is empty (the file is still written), 2 on error.
+
+    \b
+    Examples:
+      eventlog export --chat 100007 --since last-month --until last-month --format md -o november.md
+      eventlog export --chat 100007 --format csv -o chat.csv --tz Europe/Berlin
+    """
+    from ..export import export as run_export
+    from ..query_output import atomic_output
+
+    ensure_root(root)
+    with atomic_output(output, root) as f:
+        n = run_export(root, chat, since, until, fmt, f, tz)
+    click.echo(f"eventlog: {n} {'event' if fmt == 'jsonl' else 'message'}(s) written to {output}", err=True)
+    sys.exit(0 if n else 1)
+
