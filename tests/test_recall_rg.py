@@ -68,8 +68,11 @@ def test_pattern_optional_with_a_filter(log):
     assert r.exit_code == 2 and "give a PATTERN" in r.stderr
 
 
-def test_no_color(log):
-    colored = run("grep", "deploy", "--color", "always", "--root", str(log)).stdout
-    assert "\x1b[" in colored
-    r = CliRunner(env={"NO_COLOR": "1"}).invoke(cli, ["grep", "deploy", "--root", str(log)])
-    assert "\x1b[" not in r.stdout
+def test_no_color(log, monkeypatch):
+    import click.testing
+
+    monkeypatch.setattr(click.testing._NamedTextIOWrapper, "isatty", lambda self: True, raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "\x1b[" in CliRunner().invoke(cli, ["grep", "deploy", "--root", str(log)], color=True).stdout
+    r = CliRunner(env={"NO_COLOR": "1"}).invoke(cli, ["grep", "deploy", "--root", str(log)], color=True)
+    assert r.exit_code == 0 and "\x1b[" not in r.stdout
