@@ -116,3 +116,9 @@ def test_table_and_csv_show_times_in_the_zone(small):
     assert r.stdout.splitlines() == ["ts", "2026-11-01T13:00:00.000+03:00"]
     r = run("sql", "SELECT ts FROM events ORDER BY ts LIMIT 1", "--json", "--tz", "Europe/Moscow", "--root", str(small))
     assert orjson.loads(r.stdout) == {"ts": "2026-11-01T10:00:00.000Z"}  # JSON stays UTC, as stored
+
+
+def test_no_arguments_prints_help_not_an_error():
+    for args in ([], ["dlp"]):
+        r = run(*args)
+        assert r.exit_code == 0 and r.stdout.startswith("Usage:") and r.stderr == ""

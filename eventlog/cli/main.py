@@ -22,6 +22,9 @@ class OneLineErrors(click.Group):
             click.echo("eventlog: aborted", err=True)
             sys.exit(1)
         except click.ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError" and getattr(exc, "ctx", None):  # `eventlog` / `eventlog dlp`
+                click.echo(exc.ctx.get_help())  # type: ignore[union-attr]
+                sys.exit(0)
             msg = " ".join(exc.format_message().split())
             cmd = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else "eventlog"
             click.echo(f"eventlog: {msg} (see `{cmd} --help`)", err=True)
