@@ -5,9 +5,10 @@ chat-month (2,400 files/year) still took 3.8 s for a full-text scan against 1.6 
 as coarse as still lets a range prune whole files: a month. Rows are written in file order (chat, then day, then line),
 so row-group statistics on `chat_id` let a `--chat` query skip most of a month.
 
-The JSONL stays canonical. A unit records the exact day files it holds with their sizes; a query uses it only if every
-one of those files is unchanged (a late event in a compacted day makes the unit stale → JSONL is read instead, and the
-next `eventlog compact` rebuilds it). Before a unit is published it is read back and checked: its row count, and the
+The JSONL stays canonical. A unit records the exact day files it holds with their identity (eventlog/freshness.py:
+size, mtime_ns, ctime_ns, inode — plus the SHA-256 of the bytes for audits). A query reads a day file from the unit only
+if that identity is unchanged, and reads every other file of the month from JSONL (eventlog/planner.py: every file
+exactly once); the next `eventlog compact` rebuilds the unit. Before a unit is published it is read back and checked: its row count, and the
 SHA-256 over every event re-encoded from the Parquet columns equals the SHA-256 over the source lines' bytes.
 
 Layout under the root: parquet/<yyyy>-<mm>.json (the unit record) → parquet/<yyyy>-<mm>.<gen>.parquet.
@@ -18,7 +19,6 @@ import hashlib
 import os
 import re
 import sys
-import time
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -26,12 +26,12 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from . import schema
+from . import freshness, schema
 from .errors import EventlogError
 from .layout import log_files, parse_relpath
 
 PARQUET_DIR = "parquet"
-UNIT_VERSION = 2  # 2: `line` column and directory mtimes; older units are ignored (and rebuilt by compact)
+UNIT_VERSION = 3  # 3: per-file identity (eventlog/freshness.py); older units are reported and rebuilt by compact
 ROW_GROUP = 10_000
 BATCH = 20_000
 # Columns whose JSONL value is a nested object/array, stored as its canonical JSON text.
@@ -49,39 +49,8 @@ class Unit:
     name: str  # yyyy-mm
     parquet: Path
     rows: int
-    sources: dict[str, int]  # relpath → size in bytes when compacted
-    dirs: dict[str, int] = field(default_factory=dict)  # chat-month dir relpath → its mtime_ns when compacted
-    _by_dir: dict[str, list[str]] | None = None
-
-    def dir_files(self, reldir: str) -> list[str]:
-        """The compacted day files of one chat-month directory."""
-        if self._by_dir is None:
-            self._by_dir = {}
-            for rel in self.sources:
-                self._by_dir.setdefault(rel.rsplit("/", 1)[0], []).append(rel)
-        return self._by_dir.get(reldir, [])
-
-    def dirs_all(self) -> list[str]:
-        self.dir_files("")
-        return list(self._by_dir or ())
-
-    def in_scope_dir(self, reldir: str, scope: Any) -> bool:
-        chat = reldir.split("/")[3]
-        return not (scope.chats and chat not in scope.chats) and any(
-            self.in_scope(f, scope) for f in self.dir_files(reldir))
-
-    def covers_month(self, relpath: str) -> bool:
-        parsed = parse_relpath(relpath)
-        return bool(parsed) and f"{parsed[2].year:04d}-{parsed[2].month:02d}" == self.name  # type: ignore[index]
-
-    def in_scope(self, relpath: str, scope: Any) -> bool:
-        parsed = parse_relpath(relpath)
-        if not parsed:
-            return False
-        _, chat, day = parsed
-        if scope.chats and chat not in scope.chats:
-            return False
-        return not ((scope.since and day < scope.since) or (scope.until and day > scope.until))
+    sources: dict[str, Any]  # relpath → its freshness key when compacted (None: racy, never trusted)
+    record: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 def _month_bounds(name: str) -> tuple[date, date]:
@@ -91,38 +60,53 @@ def _month_bounds(name: str) -> tuple[date, date]:
     return first, date.fromordinal(nxt.toordinal() - 1)
 
 
-def load_units(root: Path, since: date | None = None, until: date | None = None) -> list[Unit]:
-    """Published units (of months overlapping [since, until] if given). Records of other months are not even read."""
+def read_units(root: Path, since: date | None = None, until: date | None = None) -> tuple[list[Unit], list[str]]:
+    """Published units (of months overlapping [since, until] UTC days if given), and one problem line for each
+    record that cannot be used (unreadable, from an older version, its Parquet missing or of another size)."""
     d = root / PARQUET_DIR
-    out = []
+    out: list[Unit] = []
+    problems: list[str] = []
     try:
-        names = sorted(e.name for e in os.scandir(d) if e.name.endswith(".json") and len(e.name) == 12)
+        names = sorted(e.name for e in os.scandir(d) if e.name.endswith(".json") and not e.name.startswith("."))
     except FileNotFoundError:
-        return []
+        return [], []
     for name in names:
         try:
-            first, last = _month_bounds(name[:7])
+            first, last = _month_bounds(name[:-5])
+            if len(name) != 12:
+                raise ValueError
         except ValueError:
+            problems.append(f"parquet/{name}: not a unit record name (yyyy-mm.json)")
             continue
         if (since and last < since) or (until and first > until):
             continue
         try:
             rec = orjson.loads((d / name).read_bytes())
-            if rec.get("v") != UNIT_VERSION or rec.get("unit") != name[:7]:
+            if not isinstance(rec, dict) or rec.get("unit") != name[:7]:
+                raise ValueError("not a unit record")
+            if rec.get("v") != UNIT_VERSION:
+                problems.append(f"parquet/{name}: unit version {rec.get('v')!r}, this eventlog reads "
+                                f"{UNIT_VERSION}: run `eventlog compact` (read from JSONL meanwhile)")
                 continue
             pq = d / rec["parquet"]
-            if not pq.is_file() or pq.stat().st_size != rec["parquet_bytes"]:
-                continue  # a unit whose Parquet is gone or altered is not used
-            out.append(Unit(rec["unit"], pq, rec["rows"], {k: v[0] for k, v in rec["sources"].items()},
-                            rec.get("dirs", {})))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return out
+            if "/" in rec["parquet"] or not pq.is_file():
+                problems.append(f"parquet/{name}: its Parquet file {rec['parquet']} is missing")
+                continue
+            if pq.stat().st_size != rec["parquet_bytes"]:
+                problems.append(f"parquet/{name}: {rec['parquet']} is {pq.stat().st_size} bytes, recorded "
+                                f"{rec['parquet_bytes']}: truncated or altered")
+                continue
+            sources = {k: v[2] for k, v in rec["sources"].items()}
+            out.append(Unit(rec["unit"], pq, int(rec["rows"]), sources, rec))
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+            problems.append(f"parquet/{name}: unreadable unit record ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
+    return out, problems
 
 
-def usable_units(root: Path, since: date | None, until: date | None) -> Iterator[Unit]:
-    """Published units overlapping [since, until]; the caller checks their sources against the files it listed."""
-    yield from load_units(root, since, until)
+def load_units(root: Path, since: date | None = None, until: date | None = None) -> list[Unit]:
+    """Usable published units (of months overlapping [since, until] if given); unusable ones are skipped (a query
+    then reads their months from JSONL) — `compact --check` reports them."""
+    return read_units(root, since, until)[0]
 
 
 # -- building -----------------------------------------------------------------------------------------------------
@@ -197,15 +181,22 @@ class UnitResult:
     skipped_lines: int = 0
 
 
-def _plan_months(root: Path, before: date) -> dict[str, list[tuple[str, Path, int]]]:
-    months: dict[str, list[tuple[str, Path, int]]] = {}
+def _plan_months(root: Path, before: date) -> dict[str, list[tuple[str, Path]]]:
+    months: dict[str, list[tuple[str, Path]]] = {}
     for lf in log_files(root, until=date.fromordinal(before.toordinal() - 1)):
-        try:
-            size = os.stat(lf.path).st_size
-        except FileNotFoundError:
-            continue
-        months.setdefault(f"{lf.day.year:04d}-{lf.day.month:02d}", []).append((lf.relpath, lf.path, size))
+        months.setdefault(f"{lf.day.year:04d}-{lf.day.month:02d}", []).append((lf.relpath, lf.path))
     return months
+
+
+def _is_fresh(unit: Unit, files: list[tuple[str, Path]]) -> bool:
+    """Every day file of the month is in the unit with an unchanged identity (and no other file is)."""
+    if set(unit.sources) != {rel for rel, _ in files}:
+        return False
+    for rel, path in files:
+        cur = freshness.key_of(path)
+        if cur is None or not freshness.same(unit.sources[rel], cur):
+            return False
+    return True
 
 
 def compact(root: Path, before: date | None = None, rebuild: bool = False,
@@ -220,8 +211,7 @@ def compact(root: Path, before: date | None = None, rebuild: bool = False,
         if progress:
             progress(i, len(months), name)
         unit = current.get(name)
-        sizes = {rel: size for rel, _, size in files}
-        if unit and not rebuild and unit.sources == sizes:
+        if unit and not rebuild and _is_fresh(unit, files):
             results.append(UnitResult(name, "fresh", unit.rows, len(files)))
             continue
         res = _build(root, name, files)
@@ -232,7 +222,7 @@ def compact(root: Path, before: date | None = None, rebuild: bool = False,
     return results
 
 
-def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitResult:
+def _build(root: Path, name: str, files: list[tuple[str, Path]]) -> UnitResult:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -247,21 +237,16 @@ def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitRes
     sources: dict[str, list[Any]] = {}
     batch: list[dict[str, Any]] = []
     vocab: set[str] = set()
-    # Directory mtimes are taken before any file is read, so a write during the build shows as a change. A directory
-    # touched in the last 2 s is not recorded (mtime granularity is a clock tick): queries stat its files instead.
-    dirs: dict[str, int] = {}
-    now_ns = time.time_ns()
-    for rel, path, _ in files:
-        reldir = rel.rsplit("/", 1)[0]
-        if reldir not in dirs:
-            mt = os.stat(path.parent).st_mtime_ns
-            dirs[reldir] = mt if now_ns - mt > 2_000_000_000 else -1
-    dirs = {k: v for k, v in dirs.items() if v >= 0}
     writer = pq.ParquetWriter(tmp, arrow_schema, compression="zstd")
     try:
-        for rel, path, size in files:
+        for rel, path in files:
             with open(path, "rb") as f:
-                data = f.read(size)  # only the bytes that existed when planned: a concurrent append is not half-read
+                st = os.fstat(f.fileno())
+                key = freshness.snapshot_key(st)  # taken before the read: a write during it shows as a change
+                size = st.st_size
+                data = f.read(size)  # only the bytes that existed then: a concurrent append is not half-read
+            if key is not None and freshness.key_of(path) != key:
+                key = None  # changed while read: the unit never stands in for it
             end = data.rfind(b"\n") + 1
             skipped += data[end:] != b""
             nlines = 0
@@ -286,7 +271,7 @@ def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitRes
                     writer.write_table(pa.Table.from_pylist(batch, arrow_schema), row_group_size=ROW_GROUP)
                     rows += len(batch)
                     batch = []
-            sources[rel] = [size, nlines]
+            sources[rel] = [size, nlines, key, hashlib.sha256(data[:size]).hexdigest()]
         if batch:
             writer.write_table(pa.Table.from_pylist(batch, arrow_schema), row_group_size=ROW_GROUP)
             rows += len(batch)
@@ -310,7 +295,7 @@ def _build(root: Path, name: str, files: list[tuple[str, Path, int]]) -> UnitRes
     os.rename(tmp, final)
     record = {"v": UNIT_VERSION, "unit": name, "parquet": final.name, "parquet_bytes": final.stat().st_size,
               "rows": rows, "sha256": digest.hexdigest(), "skipped_lines": skipped,
-              "created": schema.normalize_ts(datetime.now(timezone.utc).isoformat()), "sources": sources, "dirs": dirs}
+              "created": schema.normalize_ts(datetime.now(timezone.utc).isoformat()), "sources": sources}
     rec_tmp = d / f".{name}.json.tmp"
     with open(rec_tmp, "wb") as f:
         f.write(orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
@@ -365,17 +350,26 @@ def check_parquet(path: Path, rows: int, sha256: str) -> None:
         raise EventlogError(f"{path.name}: content hash differs from the JSONL it was built from; not published")
 
 
-def verify_units(root: Path) -> list[str]:
-    """Re-check every published unit against its record (used by `compact --check`); returns problems found."""
-    problems = []
-    d = root / PARQUET_DIR
-    for unit in load_units(root):
-        rec = orjson.loads((d / f"{unit.name}.json").read_bytes())
+def verify_units(root: Path) -> tuple[list[str], list[Unit]]:
+    """Re-check every published unit against its record (`compact --check`): (problems, units that verified).
+    A unit that cannot be loaded at all is a problem too."""
+    units, problems = read_units(root)
+    good = []
+    for unit in units:
         try:
-            check_parquet(unit.parquet, rec["rows"], rec["sha256"])
+            check_parquet(unit.parquet, unit.rows, unit.record["sha256"])
+            good.append(unit)
         except EventlogError as exc:
             problems.append(str(exc))
-    return problems
+        except Exception as exc:  # pyarrow/OS errors on a damaged file: reported, never a traceback
+            problems.append(f"{unit.parquet.name}: unreadable Parquet ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
+    return problems, good
+
+
+def changed_sources(root: Path, unit: Unit) -> list[str]:
+    """The unit's day files whose identity changed since it was built (those are read from JSONL)."""
+    return [rel for rel, key in unit.sources.items()
+            if (cur := freshness.key_of(root / rel)) is None or not freshness.same(key, cur)]
 
 
 def text_progress(stream: Any = sys.stderr) -> Callable[[int, int, str], None]:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
+from .errors import EventlogError
 from .layout import RAW, log_files, parse_relpath
 
 
@@ -76,14 +79,23 @@ class Follower:
             return None
         return rel
 
-    def start(self) -> int:
-        """Record where every existing file ends (following starts there) and start watching. Returns the file count."""
+    def start(self, offsets: dict[str, int] | None = None) -> int:
+        """Record where every existing file ends (following starts there, or at `offsets` for the files it names)
+        and start watching. Returns the file count."""
         from watchdog.observers import Observer
 
         for lf in log_files(self.root, chat=list(self.chats) if self.chats else None):
+            if offsets and lf.relpath in offsets:
+                self.offsets[lf.relpath] = offsets[lf.relpath]
+                self.lines[lf.relpath] = -1
+                continue
             size = os.stat(lf.path).st_size
             self.offsets[lf.relpath] = self._complete_end(lf.path, size)
             self.lines[lf.relpath] = -1  # unknown until needed: counted lazily on first read
+        # watchdog's inotify emitter warns "Callback with id … already exists" (a RuntimeWarning on stderr) for every
+        # directory it re-adds when a recursive watch sees a new subdirectory: harmless for us (we rescan new
+        # directories ourselves), and 90 KB of noise for 60 chats.
+        warnings.filterwarnings("ignore", message=r"Callback with id .* already exists", category=RuntimeWarning)
         self._observer = Observer()
         handler = _Handler(self._wake)
         if self.raw.is_dir():
@@ -204,3 +216,103 @@ class _Handler:
                 self.wake.put("dir:" + path)
         elif path.endswith(".jsonl"):
             self.wake.put("file:" + path)
+
+
+# -- catching up: --since and named cursors ------------------------------------------------------------------------
+
+def events_since(root: Path, since: Any, chats: Iterable[str] | None = None) -> Iterator[Emitted]:
+    """Every event with ts ≥ `since` (aware datetime), in time order (ts, then id), one UTC day in memory at a time."""
+    from .reader import iter_lines
+    from .when import iso, utc_days
+
+    lo = iso(since)
+    first, _ = utc_days(since, None)
+    by_day: dict[Any, list[Any]] = {}
+    for lf in log_files(root, chat=list(chats) if chats else None, since=first):
+        by_day.setdefault(lf.day, []).append(lf)
+    for day in sorted(by_day):
+        out = []
+        for lf in by_day[day]:
+            for num, line in iter_lines(lf.path, lf.relpath):
+                try:
+                    ev = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(ev, dict) and isinstance(ev.get("ts"), str) and ev["ts"] >= lo:
+                    out.append(Emitted(lf.relpath, num, ev))
+        out.sort(key=_order)
+        yield from out
+
+
+def _order(e: Emitted) -> tuple[str, str]:
+    return (str(e.event.get("ts", "")), str(e.event.get("id", "")))
+
+
+CURSOR_DIR = "state/cursors"
+_CURSOR_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+
+
+class Cursor:
+    """`tail --cursor NAME`: what was already shown, as the byte offset reached in every day file, kept in
+    <root>/state/cursors/NAME.json (0600, written atomically). Offsets, not a timestamp: a late event appended to an
+    earlier day is still "new" the next time. A missing cursor starts at the end of the log as it is now."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        if not _CURSOR_NAME.fullmatch(name):
+            raise EventlogError(f"--cursor {name[:40]!r}: use letters, digits, _ . - (up to 64)")
+        self.path = root / CURSOR_DIR / f"{name}.json"
+        self.root = root
+        try:
+            data = orjson.loads(self.path.read_bytes())
+            self.offsets: dict[str, int] | None = {k: int(v) for k, v in data["offsets"].items()}
+        except FileNotFoundError:
+            self.offsets = None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            raise EventlogError(f"cursor {self.path} is damaged; delete it to start again") from None
+
+    @property
+    def exists(self) -> bool:
+        return self.offsets is not None
+
+    def new_events(self, chats: Iterable[str] | None = None) -> tuple[list[Emitted], dict[str, int]]:
+        """Events appended since the cursor (complete lines only), in time order, and the offsets after them."""
+        known = self.offsets or {}
+        offsets = dict(known)
+        out: list[Emitted] = []
+        for lf in log_files(self.root, chat=list(chats) if chats else None):
+            size = os.stat(lf.path).st_size
+            start = known.get(lf.relpath, 0)
+            if size < start:  # a torn tail was moved aside: resume at what is left
+                start = Follower._complete_end(lf.path, size)
+            if size == start:
+                offsets[lf.relpath] = start
+                continue
+            with open(lf.path, "rb") as f:
+                before = f.read(start).count(b"\n") if start else 0
+                data = f.read(size - start)
+            end = data.rfind(b"\n") + 1
+            for i, line in enumerate(data[:end].split(b"\n")[:-1], before + 1):
+                try:
+                    ev = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(ev, dict):
+                    out.append(Emitted(lf.relpath, i, ev))
+            offsets[lf.relpath] = start + end
+        out.sort(key=_order)
+        return out, offsets
+
+    def end_offsets(self, chats: Iterable[str] | None = None) -> dict[str, int]:
+        return {lf.relpath: Follower._complete_end(lf.path, os.stat(lf.path).st_size)
+                for lf in log_files(self.root, chat=list(chats) if chats else None)}
+
+    def save(self, offsets: dict[str, int]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(orjson.dumps({"v": 1, "offsets": offsets}, option=orjson.OPT_SORT_KEYS))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        self.offsets = offsets

@@ -1,7 +1,37 @@
 """Writing a query result: table | csv | json (JSON Lines) | parquet, streamed (only `table` buffers, bounded)."""
 from __future__ import annotations
 
-from typing import Any
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+from .errors import EventlogError
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str], root: Path) -> Iterator[BinaryIO]:
+    """Write `path` all at once: a private (0600) temporary file beside it, renamed over it only when the writer
+    finished; on any error the target is untouched. A path inside the log root is refused (it could replace a log
+    file or land where queries read)."""
+    target = Path(path).expanduser().absolute()
+    real_root = root.resolve()
+    real_target = target.parent.resolve() / target.name
+    if real_target == real_root or real_root in real_target.parents:
+        raise EventlogError(f"-o {path}: inside the log root {root}; write it elsewhere")
+    if target.is_dir():
+        raise EventlogError(f"-o {path}: is a directory")
+    tmp = real_target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, real_target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _cell(value: Any) -> Any:
@@ -26,9 +56,34 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _text_cell(value: Any) -> str:
+def local_ts(value: Any, tz: Any) -> str:
+    """A UTC timestamp (naive from DuckDB, or the log's ts text) shown in zone `tz`: RFC 3339 with its offset, ms."""
+    import datetime as _dt
+
+    if isinstance(value, str):
+        try:
+            value = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=_dt.timezone.utc)
+    try:
+        t = value.astimezone(tz)
+    except (OverflowError, ValueError):
+        return _cell(value)
+    off = t.strftime("%z")
+    off = "Z" if off in ("+0000", "") and tz is _dt.timezone.utc else f"{off[:3]}:{off[3:]}"
+    return (f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}."
+            f"{t.microsecond // 1000:03d}{off}")
+
+
+def _text_cell(value: Any, tz: Any = None) -> str:
     if value is None:
         return "NULL"
+    import datetime as _dt
+
+    if tz is not None and isinstance(value, _dt.datetime):
+        return local_ts(value, tz)
     value = _cell(value)
     if isinstance(value, (dict, list)):
         import orjson
@@ -40,9 +95,10 @@ def _text_cell(value: Any) -> str:
 TABLE_MAX_ROWS = 10_000
 
 
-def write_result(cur: Any, fmt: str, out: Any, max_table_rows: int = TABLE_MAX_ROWS) -> int:
+def write_result(cur: Any, fmt: str, out: Any, max_table_rows: int = TABLE_MAX_ROWS, tz: Any = None) -> int:
     """Stream a result to the binary stream `out` as table | csv | json (JSON Lines) | parquet; returns the row count.
-    JSON-typed columns are emitted as nested JSON in json output. Only `table` buffers (up to max_table_rows)."""
+    JSON-typed columns are emitted as nested JSON in json output. Only `table` buffers (up to max_table_rows).
+    `tz`: timestamps in table and csv are shown in that zone (json and parquet stay UTC, as stored)."""
     import orjson
 
     names = [d[0] for d in cur.description] if cur.description else []
@@ -74,7 +130,7 @@ def write_result(cur: Any, fmt: str, out: Any, max_table_rows: int = TABLE_MAX_R
         w.writerow(names)
         while chunk := cur.fetchmany(4096):
             for r in chunk:
-                w.writerow(["" if v is None else _text_cell(v) for v in r])
+                w.writerow(["" if v is None else _text_cell(v, tz) for v in r])
             rows += len(chunk)
         text.flush()
         text.detach()
@@ -96,7 +152,7 @@ def write_result(cur: Any, fmt: str, out: Any, max_table_rows: int = TABLE_MAX_R
     while chunk := cur.fetchmany(4096):
         for r in chunk:
             if len(cells) < max_table_rows:
-                cells.append([_text_cell(v).replace("\n", "\\n") for v in r])
+                cells.append([_text_cell(v, tz).replace("\n", "\\n") for v in r])
             else:
                 more += 1
         rows += len(chunk)

@@ -14,43 +14,27 @@ forms: "договор" finds "договора"); a word's verdict is memoised,
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
-from .errors import EventlogError
 from .layout import RAW, log_files
+from .textmatch import (DEFAULT_FUZZY_SCORE, ODD_UPPER, GrepError, GrepQuery, Matcher, RegexGuard,  # noqa: F401
+                        fold_class, json_escape, prefilter_regex, required_literal)
+from .when import utc_days
 
 MESSAGE_EVENTS = ("message:received", "message:sent")
-DEFAULT_FUZZY_SCORE = 80.0
-_WORD = re.compile(r"\w+")
 _ARG_BUDGET = 96 * 1024  # bytes of file paths per rg invocation (ARG_MAX is 2 MiB here; stay far below)
-
-
-class GrepError(EventlogError):
-    """A bad pattern or a failed scan."""
-
-
-@dataclass
-class GrepQuery:
-    pattern: str
-    mode: str = "literal"  # literal | regex | fuzzy
-    ignore_case: bool = False
-    fuzzy_score: float = DEFAULT_FUZZY_SCORE
-    chats: tuple[str, ...] | None = None
-    since: date | None = None
-    until: date | None = None
-    sender: str | None = None
-    direction: str | None = None
 
 
 @dataclass
@@ -60,76 +44,6 @@ class Hit:
     event: dict[str, Any]
     spans: list[tuple[int, int]] = field(default_factory=list)  # code-point offsets into event["text"]
     kind: str = "match"  # match | context
-
-
-# -- case folding: the exact set of characters Python's re.IGNORECASE treats as equal to one character ----------------
-
-# Code points whose simple lowercase L does not map back to them through L.upper() / L.title() (İ, ϴ, ẞ, the Ohm, Kelvin
-# and Angstrom signs). tests/test_recall_fold.py recomputes this from the Unicode tables, so a Python upgrade that adds
-# one fails a test instead of silently narrowing the prefilter.
-ODD_UPPER = (0x130, 0x3F4, 0x1E9E, 0x2126, 0x212A, 0x212B)
-
-
-@lru_cache(maxsize=4096)
-def fold_class(ch: str) -> tuple[str, ...]:
-    """Every character `re.fullmatch(re.escape(ch), x, re.I)` accepts (ch itself first)."""
-    import _sre  # the simple-case tables re.IGNORECASE itself uses
-    from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found]  # re's own ſ~s, K~k, ı~i extras
-
-    low = _sre.unicode_tolower(ord(ch))
-    lows = {low, *_EXTRA_CASES.get(low, ())}
-    cands: set[str] = {ch}
-    for lo in lows:
-        base = chr(lo)
-        cands.update(c for c in (base, base.upper(), base.title()) if len(c) == 1)
-        cands.update(chr(o) for o in ODD_UPPER if _sre.unicode_tolower(o) == lo)
-    rx = re.compile(re.escape(ch), re.IGNORECASE)
-    return (ch,) + tuple(sorted(c for c in cands if c != ch and rx.fullmatch(c)))
-
-
-# -- the rg prefilter ----------------------------------------------------------------------------------------------
-
-def json_escape(text: str) -> str:
-    """How the canonical encoding writes `text` inside a JSON string (without the quotes)."""
-    return orjson.dumps(text).decode()[1:-1]
-
-
-def _rx_char(c: str) -> str:
-    return c if ("a" <= c <= "z" or "A" <= c <= "Z" or "0" <= c <= "9") else "\\x{%x}" % ord(c)
-
-
-def prefilter_regex(literal: str, ignore_case: bool) -> str:
-    """An rg (Rust regex) pattern matching every JSON line whose text contains `literal` (superset, never subset)."""
-    out = []
-    for ch in literal:
-        esc = json_escape(ch)
-        if esc != ch:  # escaped characters (", \\, controls) have no case
-            out.append("".join(_rx_char(c) for c in esc))
-        elif ignore_case:
-            variants = fold_class(ch)
-            out.append(_rx_char(ch) if len(variants) == 1 else "[" + "".join(_rx_char(v) for v in variants) + "]")
-        else:
-            out.append(_rx_char(ch))
-    return "".join(out)
-
-
-def required_literal(pattern: str, flags: int) -> tuple[str, bool]:
-    """The longest run of literal characters every match of the regex contains, and whether it is case-insensitive."""
-    from re import _parser  # type: ignore[attr-defined]
-
-    parsed = _parser.parse(pattern, flags)
-    icase = bool(parsed.state.flags & re.IGNORECASE)
-    best, run = "", []
-    for op, av in parsed.data:
-        if op is _parser.LITERAL:
-            run.append(chr(av))
-            continue
-        if len(run) > len(best):
-            best = "".join(run)
-        run = []
-    if len(run) > len(best):
-        best = "".join(run)
-    return best, icase
 
 
 def rg_binary() -> str:
@@ -146,7 +60,8 @@ def rg_binary() -> str:
 def _rg_candidates(root: Path, regex: str, paths: list[str]) -> Iterator[tuple[str, int, bytes]]:
     """(absolute path, line number, line bytes) of every line matching `regex`, unordered."""
     base = [rg_binary(), "--no-config", "--no-ignore", "--hidden", "--no-heading", "--with-filename", "--line-number",
-            "--null", "--text", "--glob", "*.jsonl", "-e", regex, "--"]
+            "--null", "--byte-offset", "--text", "--glob", "*.jsonl", "-e", regex, "--"]
+    sizes: dict[str, int] = {}
     batches: list[list[str]] = []
     cur: list[str] = []
     size = 0
@@ -165,9 +80,17 @@ def _rg_candidates(root: Path, regex: str, paths: list[str]) -> Iterator[tuple[s
             assert proc.stdout is not None
             try:
                 for raw in proc.stdout:
-                    path, _, rest = raw.partition(b"\0")
-                    num, _, line = rest.partition(b":")
-                    yield path.decode("utf-8", "surrogateescape"), int(num), line.rstrip(b"\n")
+                    path_b, _, rest = raw.partition(b"\0")
+                    num, _, rest = rest.partition(b":")
+                    offset, _, line = rest.partition(b":")
+                    path = path_b.decode("utf-8", "surrogateescape")
+                    line = line[:-1] if line.endswith(b"\n") else line
+                    size = sizes.get(path)
+                    if size is None:
+                        size = sizes[path] = os.stat(path).st_size
+                    if int(offset) + len(line) >= size:
+                        continue  # no newline after it: a torn tail, not an event (grep and -c agree)
+                    yield path, int(num), line
             finally:
                 if proc.poll() is None and proc.stdout:
                     proc.stdout.close()  # the caller stopped early (e.g. a closed pipe): let rg finish
@@ -176,70 +99,6 @@ def _rg_candidates(root: Path, regex: str, paths: list[str]) -> Iterator[tuple[s
                 errf.seek(0)
                 first = errf.read().decode("utf-8", "replace").strip().splitlines()
                 raise GrepError("rg failed: " + (first[0] if first else f"exit {code}"))
-
-
-# -- matching ------------------------------------------------------------------------------------------------------
-
-class Matcher:
-    """The authoritative check on one message text; `spans` are code-point offsets of what matched."""
-
-    def __init__(self, q: GrepQuery) -> None:
-        self.q = q
-        flags = re.IGNORECASE if q.ignore_case else 0
-        if q.mode == "regex":
-            try:
-                self.rx: re.Pattern[str] | None = re.compile(q.pattern, flags)
-            except re.error as exc:
-                raise GrepError(f"bad regex {q.pattern!r}: {exc}") from None
-        elif q.mode == "literal":
-            self.rx = re.compile(re.escape(q.pattern), flags) if q.ignore_case else None
-        elif q.mode == "fuzzy":
-            self.rx = None
-            self.words = [w.lower() for w in _WORD.findall(q.pattern)]
-            if not self.words:
-                raise GrepError("--fuzzy needs at least one word in the pattern")
-            from rapidfuzz import fuzz
-
-            self._ratio = fuzz.ratio
-            self._memo: dict[str, frozenset[int]] = {}
-        else:
-            raise GrepError(f"unknown mode {q.mode}")
-
-    def _word_hits(self, word: str) -> frozenset[int]:
-        """Indexes of the query words this (lowercased) text word matches."""
-        got = self._memo.get(word)
-        if got is None:
-            got = frozenset(i for i, qw in enumerate(self.words) if self._ratio(qw, word) >= self.q.fuzzy_score)
-            self._memo[word] = got
-        return got
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        q = self.q
-        if q.mode == "literal" and self.rx is None:
-            p = q.pattern
-            if not p:
-                return [(0, 0)]
-            out, i = [], text.find(p)
-            while i >= 0:
-                out.append((i, i + len(p)))
-                i = text.find(p, i + len(p))
-            return out
-        if q.mode == "fuzzy":
-            found: set[int] = set()
-            out = []
-            for m in _WORD.finditer(text):
-                hits = self._word_hits(m.group().lower())
-                if hits:
-                    found |= hits
-                    out.append(m.span())
-            return out if len(found) == len(self.words) else []
-        assert self.rx is not None
-        out = [m.span() for m in self.rx.finditer(text)]
-        return out
-
-    def vocabulary_words(self, vocab: Iterable[str]) -> list[str]:
-        """The words (as written) that match some query word."""
-        return [w for w in vocab if self._word_hits(w.lower())]
 
 
 def _sender_matches(ev: dict[str, Any], who: str) -> bool:
@@ -259,6 +118,11 @@ def is_candidate(ev: Any, q: GrepQuery) -> bool:
         return False
     if q.sender and not _sender_matches(ev, q.sender):
         return False
+    if q.since or q.until:
+        lo, hi = q.ts_bounds()
+        ts = ev.get("ts")
+        if not isinstance(ts, str) or (lo and ts < lo) or (hi and ts >= hi):
+            return False
     return True
 
 
@@ -267,8 +131,8 @@ def is_candidate(ev: Any, q: GrepQuery) -> bool:
 def _scope_paths(root: Path, q: GrepQuery) -> list[str]:
     if not q.chats and not q.since and not q.until:
         return [str(root / RAW)] if (root / RAW).is_dir() else []  # let rg walk it: no 73k-name argument list
-    return [str(lf.path) for lf in log_files(root, chat=list(q.chats) if q.chats else None, since=q.since,
-                                             until=q.until)]
+    first, last = utc_days(q.since, q.until)
+    return [str(lf.path) for lf in log_files(root, chat=list(q.chats) if q.chats else None, since=first, until=last)]
 
 
 def _full_scan(root: Path, q: GrepQuery, paths: list[str]) -> Iterator[tuple[str, int, bytes]]:
@@ -291,7 +155,9 @@ def _matches(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None
     paths = _scope_paths(root, q)
     if not paths:
         return
-    if q.mode == "literal":
+    if q.invert:  # every message in scope is a candidate
+        cands: Iterable[tuple[str, int, bytes]] = _full_scan(root, q, paths)
+    elif q.mode == "literal":
         cands = _rg_candidates(root, prefilter_regex(q.pattern, q.ignore_case), paths)
     elif q.mode == "regex":
         lit, icase = required_literal(q.pattern, re.IGNORECASE if q.ignore_case else 0)
@@ -299,6 +165,14 @@ def _matches(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None
     else:
         cands = _fuzzy_candidates(root, q, matcher, paths)
     prefix = len(str(root)) + 1
+    try:
+        yield from _checked(cands, matcher, q, prefix, on_problem)
+    finally:
+        matcher.close()
+
+
+def _checked(cands: Iterable[tuple[str, int, bytes]], matcher: Matcher, q: GrepQuery, prefix: int,
+             on_problem: Callable[[str], None] | None) -> Iterator[tuple[str, int, list[tuple[int, int]]]]:
     for path, num, line in cands:
         try:
             ev = orjson.loads(line)
@@ -309,13 +183,40 @@ def _matches(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None
         if not is_candidate(ev, q):
             continue
         spans = matcher.spans(ev["text"])
-        if spans:
+        if q.invert:
+            if not spans:
+                yield path[prefix:], num, []
+        elif spans:
             yield path[prefix:], num, spans
 
 
 def count(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> int:
     """How many messages match (nothing is kept in memory)."""
     return sum(1 for _ in _matches(root, q, on_problem))
+
+
+def count_by_chat(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None,
+                  max_per_chat: int | None = None) -> dict[tuple[str, str], int]:
+    """(channel, chat_id) → matching messages (at most `max_per_chat` each, like `-m`), sorted."""
+    out: dict[tuple[str, str], int] = {}
+    for rel, _, _ in _matches(root, q, on_problem):
+        parts = rel.split("/")
+        key = (parts[1], parts[3])
+        out[key] = out.get(key, 0) + 1
+    if max_per_chat is not None:
+        out = {k: min(v, max_per_chat) for k, v in out.items()}
+    return dict(sorted(out.items()))
+
+
+def limit_per_chat(hits: Iterable[Hit], m: int | None) -> Iterator[Hit]:
+    """At most `m` matches per chat (`-m`; hits come chat by chat)."""
+    seen: dict[str, int] = {}
+    for h in hits:
+        chat = h.relpath.split("/")[3]
+        if m is not None and seen.get(chat, 0) >= m:
+            continue
+        seen[chat] = seen.get(chat, 0) + 1
+        yield h
 
 
 def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> Iterator[Hit]:
@@ -342,7 +243,7 @@ def _fuzzy_candidates(root: Path, q: GrepQuery, matcher: Matcher, paths: list[st
     """Words of compacted months come from their vocabulary (no scan); the matching words then drive one rg pass over
     those months. Files no compaction covers are read line by line."""
     from .compact import unit_vocabulary
-    from .query import Scope, plan
+    from .planner import Scope, plan
 
     src = plan(Scope(root, q.chats, q.since, q.until))
     words: set[str] = set()
@@ -366,12 +267,14 @@ def _fuzzy_candidates(root: Path, q: GrepQuery, matcher: Matcher, paths: list[st
 
 # -- context -----------------------------------------------------------------------------------------------------------
 
-def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery) -> Iterator[list[Hit]]:
-    """Group hits with up to `n` messages (message events with a text) before and after each, from the same chat's
-    day file; overlapping windows merge (like grep -C). Yields one list per group."""
+def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery, after: int | None = None
+                 ) -> Iterator[list[Hit]]:
+    """Group hits with up to `n` messages (message events with a text) before (and `after`, default `n`, after)
+    each, from the same chat's day file; overlapping windows merge (like grep -B/-A/-C). One list per group."""
     from .reader import iter_lines
 
-    if n <= 0:
+    after = n if after is None else after
+    if n <= 0 and after <= 0:
         for h in hits:
             yield [h]
         return
@@ -392,7 +295,7 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery) -> Itera
         group: list[Hit] = []
         last = -1
         for i in idx:
-            lo, hi = max(0, i - n), min(len(msgs) - 1, i + n)
+            lo, hi = max(0, i - n), min(len(msgs) - 1, i + after)
             if group and lo > last + 1:
                 yield group
                 group = []

@@ -21,23 +21,26 @@ Q = "SELECT chat_id, CAST(ts AS DATE) AS d, count(*) AS n, max(message_id) AS m 
 
 
 def age_tree(root: Path, seconds: int = 3600) -> None:
-    """Make every directory look untouched for an hour, as a real log's closed months are."""
+    """Make every file and directory look untouched for an hour, as a real log's closed months are."""
     t = os.stat(root).st_mtime - seconds
-    for d, _, _ in os.walk(root / "raw"):
+    for d, _, files in os.walk(root / "raw"):
+        for f in files:
+            os.utime(os.path.join(d, f), (t, t))
         os.utime(d, (t, t))
 
 
-def test_unchanged_directories_are_trusted_and_any_append_is_seen(corpus):
+def test_unchanged_files_are_trusted_and_any_append_is_seen(corpus):
     root, summary = corpus
     age_tree(root)
     expected = sql_json(root, Q)
     assert run("compact", "--before", "2026-11-01", "--root", str(root)).exit_code == 0
     rec = orjson.loads((root / "parquet/2026-09.json").read_bytes())
-    assert len(rec["dirs"]) == 6  # every chat-month directory recorded: queries stat 6 dirs, not 180 files
+    # Every day file recorded with its identity (size, mtime_ns, ctime_ns, inode) and content hash.
+    assert all(len(v) == 4 and len(v[2]) == 4 and len(v[3]) == 64 for v in rec["sources"].values())
     src = plan(Scope(root))
     assert src.jsonl == [] and len(src.parquet) == 2
     assert sql_json(root, Q) == expected
-    # The writer's lock file moves the directory's mtime on every append, so the append is never missed.
+    # An append changes the file's identity: that one file is read from JSONL, the rest of the unit still used.
     EventLog(root, fsync="never", autoseal=False).append(
         {"event": "message:sent", "channel": "telegram", "chat_id": "100001", "ts": "2026-09-03T08:00:00.000Z",
          "text": "appended after compaction", "message_id": 10 ** 9})

@@ -82,7 +82,7 @@ def test_compacted_and_uncompacted_give_identical_answers(corpus):
     units = [orjson.loads(line) for line in r.stdout.splitlines()]
     assert [(u["unit"], u["action"]) for u in units] == [("2026-09", "built")]
     explain = run("sql", "SELECT 1", "--explain", "--root", str(root)).stdout
-    assert "1 Parquet file(s)" in explain
+    assert "1 Parquet unit(s)" in explain
     for q in EQUIV_QUERIES:
         assert sql_json(root, q) == before[q], q
     # Then everything: only Parquet is read.
@@ -126,7 +126,7 @@ def test_pruning_reads_only_the_scope(corpus_dir):
     r = run("sql", "SELECT 1", "--explain", "--chat", "100001", "--since", "2026-09-28", "--until", "2026-10-02",
             "--root", str(root))
     assert r.exit_code == 0
-    assert "-- 5 JSONL file(s)" in r.stdout  # one chat × five days, nothing else opened
+    assert "5 JSONL file(s) in el_jsonl" in r.stdout  # one chat × five days, nothing else opened
     rows = sql_json(root, "SELECT DISTINCT chat_id, CAST(ts AS DATE) AS d FROM events ORDER BY 2", "--chat", "100001",
                     "--since", "2026-09-28", "--until", "2026-10-02")
     assert [r["d"] for r in rows] == ["2026-09-28", "2026-09-29", "2026-09-30", "2026-10-01", "2026-10-02"]
@@ -265,8 +265,8 @@ def test_units_of_another_format_version_are_ignored(corpus):
     rec = orjson.loads(rec_path.read_bytes())
     rec["v"] = 1
     rec_path.write_bytes(orjson.dumps(rec))
-    assert "0 Parquet file(s)" in run("sql", "SELECT 1", "--explain", "--root", str(root)).stdout
+    assert "0 Parquet unit(s)" in run("sql", "SELECT 1", "--explain", "--root", str(root)).stdout
     assert sql_json(root, "SELECT count(*) AS n FROM events") == [{"n": summary["events"]}]
     r = run("compact", "--before", "2026-10-01", "--json", "--root", str(root))
     assert [orjson.loads(x)["action"] for x in r.stdout.splitlines()] == ["built"]
-    assert "1 Parquet file(s)" in run("sql", "SELECT 1", "--explain", "--root", str(root)).stdout
+    assert "1 Parquet unit(s)" in run("sql", "SELECT 1", "--explain", "--root", str(root)).stdout

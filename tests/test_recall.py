@@ -57,11 +57,15 @@ def test_literal_exit_codes_and_only_message_text(log):
 
 
 def test_ignore_case_cyrillic_and_count(log):
-    assert run("grep", "ёлка", "-c", "--root", str(log)).stdout.strip() == "0"
-    r = run("grep", "ёлка", "-i", "-c", "--root", str(log))
+    assert run("grep", "ёлка", "--count-total", "--root", str(log)).stdout.strip() == "0"
+    r = run("grep", "ёлка", "-c", "--root", str(log))  # per chat, like rg -c per file: chats without a match omitted
+    assert r.exit_code == 1 and r.stdout == ""
+    r = run("grep", "ёлка", "-i", "--count-total", "--root", str(log))
     assert r.exit_code == 0 and r.stdout.strip() == "1"
-    assert orjson.loads(run("grep", "ЁЛКА", "-i", "-c", "--json", "--root", str(log)).stdout) == {"type": "count",
-                                                                                               "count": 1}
+    r = run("grep", "ёлка", "-i", "-c", "--root", str(log))
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 1 and r.stdout.strip().endswith(":1")
+    assert orjson.loads(run("grep", "ЁЛКА", "-i", "--count-total", "--json", "--root", str(log)).stdout) == {
+        "type": "count", "count": 1}
     assert run("grep", "zzz", "-c", "--root", str(log)).exit_code == 1
 
 

@@ -8,7 +8,33 @@ import click
 from .. import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineErrors(click.Group):
+    """Usage errors (unknown option, missing argument, bad value) as one line `eventlog: …` on stderr, exit 2 —
+    not click's usage block."""
+
+    def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        import sys
+
+        standalone = kwargs.pop("standalone_mode", True)
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Abort:
+            click.echo("eventlog: aborted", err=True)
+            sys.exit(1)
+        except click.ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError" and getattr(exc, "ctx", None):  # `eventlog` / `eventlog dlp`
+                click.echo(exc.ctx.get_help())  # type: ignore[union-attr]
+                sys.exit(0)
+            msg = " ".join(exc.format_message().split())
+            cmd = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else "eventlog"
+            click.echo(f"eventlog: {msg} (see `{cmd} --help`)", err=True)
+            sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
+        if not standalone:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--root", type=click.Path(file_okay=False), default=None, help="Log root (also accepted after any subcommand).")
 @click.version_option(__version__, prog_name="eventlog")
 @click.pass_context

@@ -1,16 +1,18 @@
 """Recall commands: sql, grep, tail, compact. Parse → call the library → render; nothing else lives here."""
 from __future__ import annotations
 
+import os
 import sys
-from datetime import date
+from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import click
 
 from ..errors import EventlogError
-from .common import ensure_root, fail, handle_errors, root_option, since_until
+from .common import ensure_root, fail, handle_errors, root_option
 from .main import cli
+from .timeopts import time_range
 
 if TYPE_CHECKING:
     from ..recall import Hit
@@ -27,27 +29,35 @@ _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default=None,
               help="Output format (default: table on a terminal, json otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json (JSON Lines).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the result to this file (required for parquet on a terminal).")
+@click.option("-o", "--output", default=None, metavar="FILE",
+              help="Write the result to FILE (0600, atomically: replaced only when the query succeeded; refused inside "
+                   "the log root). Required for parquet on a terminal.")
 @click.option("--explain", is_flag=True, help="Print the SQL the views expand to (and the files bound), run nothing.")
 @_chat_option
-@since_until
+@time_range
 @root_option
 @handle_errors
 def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_json: bool, output: str | None,
-        explain: bool, chats: tuple[str, ...], since: date | None, until: date | None, root: Path) -> None:
+        explain: bool, chats: tuple[str, ...], since: datetime | None, until: datetime | None, tz: tzinfo,
+        root: Path) -> None:
     """Run a read-only DuckDB QUERY over the log (`-` reads it from stdin).
 
-    Views: events (every event, explicit schema), messages (received and sent, flattened), dlp_alerts, dlp_reviews.
-    Exit 0 when the result has rows, 1 when it is empty, 2 on error.
+    Views: events (every event, explicit schema), messages (received and sent, flattened, with reply_to_message_id
+    and is_edit/edits_message_id), edits (each edit beside the message it edits), chats (type, title, first/last
+    seen, counts by direction), dlp_alerts, dlp_reviews. Exit 0 when the result has rows, 1 when empty, 2 on error.
+
+    \b
+    Examples:
+      eventlog sql "SELECT title, received, sent FROM chats ORDER BY received DESC" --since this-week
+      eventlog sql "SELECT ts, sender, text FROM messages" --chat 100007 --since yesterday --tz Europe/Berlin
     """
     from .. import query as q
-    from ..query_output import write_result
+    from ..query_output import atomic_output, write_result
 
     ensure_root(root)
     if query == "-":
         query = sys.stdin.read()
-    scope = q.scope_from(root, chats, since, until)
+    scope = q.scope_from(root, chats, since, until, tz)
     fmt = "json" if as_json else fmt or ("table" if sys.stdout.isatty() and not output else "json")
     src = q.plan(scope)
     if explain:
@@ -60,15 +70,15 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
         con, src = q.connect(scope, src)
         cur = q.execute(con, query, bound)
         if output:
-            with open(output, "wb") as f:
-                rows = write_result(cur, fmt, f)
+            with atomic_output(output, root) as f:
+                rows = write_result(cur, fmt, f, tz=tz)
         else:
-            rows = write_result(cur, fmt, sys.stdout.buffer)
+            rows = write_result(cur, fmt, sys.stdout.buffer, tz=tz)
             sys.stdout.flush()
         _report_skipped(q.invalid_lines(con, src, root))
     for unit in src.stale:
-        click.echo(f"eventlog: compaction {unit} is stale (a day file changed); read JSONL instead — "
-                   "run `eventlog compact`", err=True)
+        click.echo(f"eventlog: compaction {unit} is stale (day files changed since it was built); those files were "
+                   "read from JSONL — run `eventlog compact`", err=True)
     sys.exit(0 if rows else 1)
 
 
@@ -89,18 +99,27 @@ def _report_skipped(bad: list[tuple[str, int]]) -> None:
 @handle_errors
 def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root: Path) -> None:
     """Copy closed days into Parquet (one file per month) so SQL over long ranges is fast. The JSONL stays canonical:
-    a unit is checked (row count + content hash) before it is used, and is rebuilt whenever its day files change."""
+    a unit is checked (row count + content hash) before it is published; a query reads a day file from it only
+    while the file's identity (size, mtime, ctime, inode) is unchanged, else from JSONL.
+
+    \b
+    Examples:
+      eventlog compact                 # every closed UTC day
+      eventlog compact --check         # exit 2 if any unit cannot be loaded or verified
+    """
     from .. import compact as c
     from ..layout import parse_when
     from .common import emit_json
 
     ensure_root(root)
     if check:
-        problems = c.verify_units(root)
+        problems, good = c.verify_units(root)
         for p in problems:
             click.echo(f"eventlog: {p}", err=True)
-        if not problems:
-            click.echo(f"{len(c.load_units(root))} unit(s) verified")
+        changed = sum(len(c.changed_sources(root, u)) for u in good)
+        click.echo(f"{len(good)} unit(s) verified, {len(problems)} unusable"
+                   + (f"; {changed} compacted day file(s) changed since (read from JSONL until "
+                      "`eventlog compact`)" if changed else ""))
         sys.exit(2 if problems else 0)
     results = c.compact(root, parse_when(before) if before else None, rebuild, c.text_progress())
     for r in results:
@@ -117,31 +136,55 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
 @cli.command()
 @click.argument("pattern", required=False)
 @click.option("-i", "--ignore-case", is_flag=True, help="Case-insensitive, Unicode simple case folding as Python's re.IGNORECASE (Ё/ё; ß is not ss).")
-@click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python `re` syntax).")
+@click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python `re` syntax; each message "
+              "gets a 1 s budget — a catastrophically backtracking regex is an error, exit 2).")
 @click.option("--fuzzy", is_flag=False, flag_value=str(80.0), default=None, metavar="[SCORE]",
               help="Fuzzy word match (typos, word forms), rapidfuzz ratio ≥ SCORE (default 80).")
+@click.option("-w", "--word-regexp", "word", is_flag=True, help="Only matches with no word character on either side.")
+@click.option("-v", "--invert-match", "invert", is_flag=True, help="Messages that do NOT match.")
+@click.option("-l", "--files-with-matches", "files_only", is_flag=True,
+              help="Print only the day files (relative to the root) that hold a match.")
 @click.option("-C", "--context", type=click.IntRange(0, 1000), default=0, metavar="N",
               help="Show N messages before and after each match (same chat and day).")
+@click.option("-B", "--before-context", "before", type=click.IntRange(0, 1000), default=None, metavar="N",
+              help="Show N messages before each match.")
+@click.option("-A", "--after-context", "after", type=click.IntRange(0, 1000), default=None, metavar="N",
+              help="Show N messages after each match.")
+@click.option("-m", "--max-count", "max_count", type=click.IntRange(0), default=None, metavar="NUM",
+              help="At most NUM matches per chat (a chat is what rg's file is).")
 @click.option("--from", "sender", default=None, metavar="USER", help="Only messages from this username, name or id.")
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None, help="Only received (in) or sent (out).")
-@click.option("-c", "--count", "count_only", is_flag=True, help="Print only the number of matching messages.")
+@click.option("-c", "--count", "count_only", is_flag=True, help="Print the number of matching messages per chat "
+              "(CHANNEL/CHAT:N).")
+@click.option("--count-total", "count_total", is_flag=True, help="Print one number: all matching messages.")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: {type: match|context|count, file, line, spans, event}.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Highlight matches.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              help="Highlight matches (auto: on a terminal, unless $NO_COLOR is set).")
 @_chat_option
-@since_until
+@time_range
 @root_option
 @handle_errors
-def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None, context: int, sender: str | None,
-         direction: str | None, count_only: bool, as_json: bool, color: str, chats: tuple[str, ...],
-         since: date | None, until: date | None, root: Path) -> None:
-    """Search message texts (not JSON keys or other fields). Literal by default.
+def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None, word: bool, invert: bool,
+         files_only: bool, context: int, before: int | None, after: int | None, max_count: int | None,
+         sender: str | None, direction: str | None, count_only: bool, count_total: bool, as_json: bool, color: str,
+         chats: tuple[str, ...], since: datetime | None, until: datetime | None, tz: tzinfo, root: Path) -> None:
+    """Search message texts (not JSON keys or other fields). Literal by default. PATTERN may be left out when a
+    filter (--from, --direction, --chat, --since, --until) says what to list.
 
     Exit 0 when something matched, 1 when nothing did, 2 on error — like grep.
+
+    \b
+    Examples:
+      eventlog grep -i -w deploy --since monday --tz Europe/Berlin
+      eventlog grep --from alice --since today -c
     """
     from .. import recall as r
+    from ..query_output import local_ts
+    from ..planner import scope_from
     from .common import emit_json
 
     ensure_root(root)
+    scope_from(root, chats, since, until)  # validates --chat
     if regex and fuzzy is not None:
         raise EventlogError("-E and --fuzzy cannot be combined")
     try:
@@ -149,39 +192,59 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
     except ValueError:
         # `--fuzzy WORD` (no SCORE): click took the pattern as the option's value.
         if pattern is not None:
-            raise EventlogError(f"--fuzzy SCORE must be a number from 0 to 100, not {fuzzy!r}") from None
+            raise EventlogError(f"--fuzzy SCORE must be a number from 0 to 100, not {fuzzy[:40]!r}") from None
         pattern, score = fuzzy, r.DEFAULT_FUZZY_SCORE
     if pattern is None:
-        raise click.UsageError("Missing argument 'PATTERN'.")
+        if not (sender or direction or chats or since or until):
+            raise EventlogError("give a PATTERN, or a filter (--from, --direction, --chat, --since, --until)")
+        if fuzzy is not None or regex:
+            raise EventlogError("-E and --fuzzy need a PATTERN")
+        pattern = ""
     if not 0 <= score <= 100:
         raise EventlogError("--fuzzy SCORE must be from 0 to 100")
-    if since and until and since > until:
-        raise EventlogError(f"--since {since} is after --until {until}")
     q = r.GrepQuery(pattern, "fuzzy" if fuzzy is not None else "regex" if regex else "literal", ignore_case, score,
-                    chats or None, since, until, sender, direction)
+                    chats or None, since, until, sender, direction, word, invert)
     problems = lambda msg: click.echo(f"eventlog: {msg}", err=True)  # noqa: E731
-    if count_only:
-        n = r.count(root, q, problems)
+    if count_total:
+        n = sum(r.count_by_chat(root, q, problems, max_count).values())
         emit_json({"type": "count", "count": n}) if as_json else click.echo(str(n))
         sys.exit(0 if n else 1)
-    hits = r.search(root, q, problems)
-    paint = color == "always" or (color == "auto" and sys.stdout.isatty() and not as_json)
+    if count_only:
+        counts = r.count_by_chat(root, q, problems, max_count)
+        for (channel, chat), n in counts.items():
+            if as_json:
+                emit_json({"type": "count", "channel": channel, "chat_id": chat, "count": n})
+            else:
+                click.echo(f"{channel}/{chat}:{n}")
+        sys.exit(0 if counts else 1)
+    hits = r.limit_per_chat(r.search(root, q, problems), max_count)
+    if files_only:
+        seen = None
+        for h in hits:
+            if h.relpath != seen:
+                seen = h.relpath
+                emit_json({"type": "file", "file": h.relpath}) if as_json else click.echo(h.relpath)
+        sys.exit(0 if seen else 1)
+    no_color = bool(os.environ.get("NO_COLOR"))
+    paint = color == "always" or (color == "auto" and sys.stdout.isatty() and not as_json and not no_color)
+    n_before = context if before is None else before
+    n_after = context if after is None else after
     found = False
     first = True
-    for group in r.with_context(root, hits, context, q):
+    for group in r.with_context(root, hits, n_before, q, n_after):
         found = found or any(h.kind == "match" for h in group)
-        if context and not first and not as_json:
+        if (n_before or n_after) and not first and not as_json:
             click.echo("--")
         first = False
         for h in group:
             if as_json:
                 emit_json({"type": h.kind, "file": h.relpath, "line": h.line, "spans": h.spans, "event": h.event})
             else:
-                click.echo(_human(h, paint), color=paint)
+                click.echo(_human(h, paint, lambda ts: local_ts(ts, tz)), color=paint)
     sys.exit(0 if found else 1)
 
 
-def _human(h: "Hit", paint: bool) -> str:
+def _human(h: "Hit", paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
     ev = h.event
     text = ev.get("text") if isinstance(ev.get("text"), str) else ""
     out, pos = [], 0
@@ -194,7 +257,8 @@ def _human(h: "Hit", paint: bool) -> str:
     frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
     who = frm.get("username") or frm.get("name") or frm.get("id") or "?"
     mark = ":" if h.kind == "match" else "-"
-    head = f"{ev.get('chat_id')} {ev.get('ts')} {ev.get('direction') or '?':<3} {who}"
+    ts = ev.get("ts")
+    head = f"{ev.get('chat_id')} {show_ts(ts) if isinstance(ts, str) else ts} {ev.get('direction') or '?':<3} {who}"
     return (click.style(head, fg="magenta") if paint else head) + f"{mark} {body}"
 
 
@@ -202,43 +266,109 @@ def _human(h: "Hit", paint: bool) -> str:
 @click.option("-f", "--follow", is_flag=True, help="Keep printing events as they are appended (Ctrl-C to stop).")
 @click.option("-n", "--lines", "count", type=click.IntRange(0), default=10, show_default=True,
               help="How many of the last events to print first.")
+@click.option("--since", "since_text", default=None, metavar="WHEN",
+              help="Print every event since WHEN (instead of the last -n), in time order.")
+@click.option("--tz", "tz_name", default=None, metavar="ZONE",
+              help="Zone for --since and displayed times (default: $EVENTLOG_TZ, else the system's).")
+@click.option("--cursor", default=None, metavar="NAME",
+              help="Print what is new since the last run with this NAME, and remember what was shown "
+                   "(<root>/state/cursors/NAME.json). The first run starts from -n/--since.")
 @click.option("--json", "as_json", is_flag=True, help="One event object per line (JSON Lines).")
 @_chat_option
 @root_option
 @handle_errors
-def tail(follow: bool, count: int, as_json: bool, chats: tuple[str, ...], root: Path) -> None:
+def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, cursor: str | None, as_json: bool,
+         chats: tuple[str, ...], root: Path) -> None:
     """Print the last events of the log, and with -f every event as it is appended — new chats and the switch to a
-    new day file included. Event-driven (inotify via watchdog), no polling."""
+    new day file included. Event-driven (inotify via watchdog), no polling.
+
+    \b
+    Examples:
+      eventlog tail --cursor mine        # what is new since I last looked
+      eventlog tail -f --since 1h --tz Europe/Berlin
+    """
     from .. import follow as fw
+    from .. import when
+    from ..planner import scope_from
+    from ..query_output import local_ts
     from .common import emit_json
 
     ensure_root(root)
-    paint = sys.stdout.isatty() and not as_json
+    scope_from(root, chats, None, None)  # validates --chat
+    tz = when.zone(tz_name)
+    since = when.since(since_text, tz) if since_text is not None else None
+    paint = sys.stdout.isatty() and not as_json and not os.environ.get("NO_COLOR")
 
     def show(e: "fw.Emitted") -> None:
         if as_json:
             emit_json(e.event)
         else:
-            click.echo(_tail_line(e.event, paint), color=paint)
+            click.echo(_tail_line(e.event, paint, lambda ts: local_ts(ts, tz)), color=paint)
         sys.stdout.flush()
 
-    last = fw.last_events(root, count, chats or None)
-    for e in last:
-        show(e)
+    cur = fw.Cursor(root, cursor) if cursor else None
+    shown = 0
+    if cur is not None and cur.exists:
+        new, offsets = cur.new_events(chats or None)
+        for e in new:
+            show(e)
+        shown = len(new)
+    else:
+        offsets = cur.end_offsets(chats or None) if cur is not None else {}
+        events = fw.events_since(root, since, chats or None) if since else fw.last_events(root, count, chats or None)
+        for e in events:
+            show(e)
+            shown += 1
+    if cur is not None:
+        cur.save(offsets)
     if not follow:
-        sys.exit(0 if last else 1)
+        sys.exit(0 if shown else 1)
     f = fw.Follower(root, show, chats or None)
-    n = f.start()
+    n = f.start(offsets or None)
     click.echo(f"eventlog: following {n} file(s) under {root} (Ctrl-C to stop)", err=True)
     try:
         f.run()
     finally:
         f.stop()
+        if cur is not None:
+            cur.save({**offsets, **f.offsets})
 
 
-def _tail_line(ev: dict, paint: bool) -> str:
+def _tail_line(ev: dict, paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
     frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
     who = frm.get("username") or frm.get("name") or frm.get("id") or ""
     text = ev.get("text") if isinstance(ev.get("text"), str) else ""
-    head = f"{ev.get('chat_id')} {ev.get('ts')} {ev.get('event')} {ev.get('direction') or '-'} {who}".rstrip()
+    ts = ev.get("ts")
+    head = (f"{ev.get('chat_id')} {show_ts(ts) if isinstance(ts, str) else ts} {ev.get('event')} "
+            f"{ev.get('direction') or '-'} {who}").rstrip()
     return (click.style(head, fg="magenta") if paint else head) + (": " + text.replace("\n", "\\n") if text else "")
+
+
+@cli.command()
+@click.option("--chat", required=True, metavar="CHAT_ID", help="The chat to export.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet", "md"]), default="jsonl",
+              show_default=True, help="jsonl: the log's own lines; csv/parquet: the messages view; md: a transcript.")
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="Where to write (0600, atomically; refused inside the log root).")
+@time_range
+@root_option
+@handle_errors
+def export(chat: str, fmt: str, output: str, since: datetime | None, until: datetime | None, tz: tzinfo,
+           root: Path) -> None:
+    """Export one chat (optionally a time range) to a file. Exit 0 when something was written, 1 when the range
+    is empty (the file is still written), 2 on error.
+
+    \b
+    Examples:
+      eventlog export --chat 100007 --since last-month --until last-month --format md -o november.md
+      eventlog export --chat 100007 --format csv -o chat.csv --tz Europe/Berlin
+    """
+    from ..export import export as run_export
+    from ..query_output import atomic_output
+
+    ensure_root(root)
+    with atomic_output(output, root) as f:
+        n = run_export(root, chat, since, until, fmt, f, tz)
+    click.echo(f"eventlog: {n} {'event' if fmt == 'jsonl' else 'message'}(s) written to {output}", err=True)
+    sys.exit(0 if n else 1)
+

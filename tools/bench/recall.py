@@ -100,12 +100,12 @@ IN_PROCESS = """
 import sys, time
 from pathlib import Path
 import duckdb
-from eventlog import query
-from datetime import date
+from eventlog import query, when
+from datetime import timezone
 t = time.perf_counter()
 chat, since, until = (sys.argv[3:6] + [None, None, None])[:3]
-scope = query.Scope(Path(sys.argv[2]), (chat,) if chat else None, date.fromisoformat(since) if since else None,
-                    date.fromisoformat(until) if until else None)
+scope = query.Scope(Path(sys.argv[2]), (chat,) if chat else None,
+                    when.since(since, timezone.utc) if since else None, when.until(until, timezone.utc) if until else None)
 con, src = query.connect(scope)
 rows = query.execute(con, sys.argv[1]).fetchall()
 print(time.perf_counter() - t, len(rows))
@@ -169,21 +169,21 @@ def main(argv: list[str] | None = None) -> int:
         ok = (ca == cb) if check else True
         rows.append({"case": label, "eventlog_s": round(a.median, 3), "baseline_s": round(b.median, 3),
                      "ratio": round(a.median / b.median, 3), "eventlog_cpu_s": round(a.cpu, 3),
-                     "baseline_cpu_s": round(b.cpu, 3), "cpu_ratio": round(a.cpu / b.cpu, 3),
+                     "baseline_cpu_s": round(b.cpu, 3), "cpu_ratio": round(a.cpu / b.cpu, 3) if b.cpu else None,
                      "eventlog_rss_mb": round(a.rss_mb),
                      "baseline_rss_mb": round(b.rss_mb), "eventlog_answer": ca, "baseline_answer": cb,
                      "answers_agree": ok, "goal": goal})
         print(f"{label:<44} eventlog {a.median:7.3f} s ({a.rss_mb:4.0f} MB)  baseline {b.median:7.3f} s "
               f"({b.rss_mb:4.0f} MB)  ratio {a.median / b.median:6.3f} (CPU {a.cpu:.2f}/{b.cpu:.2f} s = "
-              f"{a.cpu / b.cpu:.3f})  answers {ca} / {cb}"
+              f"{(a.cpu / b.cpu) if b.cpu else float('nan'):.3f})  answers {ca} / {cb}"
               f"{'' if ok else '  MISMATCH'}  goal: {goal}", flush=True)
 
     needle = "ZEBRA-NEEDLE-4417"
-    pair("grep literal (whole log) vs rg -c", EVENTLOG + ["grep", "-c", needle, "--root", R],
+    pair("grep literal (whole log) vs rg -c", EVENTLOG + ["grep", "--count-total", needle, "--root", R],
          [RG, "-c", "--no-config", needle, R + "/raw"], "≤ 1.5× rg")
-    pair("grep -i Cyrillic (whole log) vs rg -c -i", EVENTLOG + ["grep", "-c", "-i", cyr, "--root", R],
+    pair("grep -i Cyrillic (whole log) vs rg -c -i", EVENTLOG + ["grep", "--count-total", "-i", cyr, "--root", R],
          [RG, "-c", "-i", "--no-config", cyr, R + "/raw"], "≤ 1.5× rg")
-    pair("grep --fuzzy договор vs rapidfuzz scan", EVENTLOG + ["grep", "-c", "--fuzzy", "договор", "--root", R],
+    pair("grep --fuzzy договор vs rapidfuzz scan", EVENTLOG + ["grep", "--count-total", "--fuzzy", "договор", "--root", R],
          [PY, "-c", RAPIDFUZZ_SCAN, "договор", R], "≤ 1× baseline", check=False)
     ilike = "SELECT count(*) FROM {} WHERE text ILIKE '%" + cyr + "%'"
     pair("sql ILIKE whole log vs DuckDB read_json glob", EVENTLOG + ["sql", ilike.format("messages"), "--json",

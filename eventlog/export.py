@@ -1,0 +1,74 @@
+"""`eventlog export`: one chat (optionally a time range) to a file — jsonl (the log's own lines, verbatim), csv or
+parquet (the `messages` view), md (a readable transcript). Written atomically, mode 0600 (query_output.atomic_output)."""
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+
+from .errors import EventlogError
+from .layout import log_files
+from .planner import scope_from
+from .when import iso, utc_days
+
+FORMATS = ("jsonl", "csv", "parquet", "md")
+_ORDER = "SELECT * EXCLUDE (file, line) FROM messages ORDER BY ts, id"
+
+
+def export(root: Path, chat: str, since: datetime | None, until: datetime | None, fmt: str, out: BinaryIO,
+           tz: tzinfo | None = None) -> int:
+    """Write the chat's events (jsonl) or messages (csv, parquet, md) in [since, until) to `out`; returns the count."""
+    if fmt not in FORMATS:
+        raise EventlogError(f"--format must be one of {', '.join(FORMATS)}")
+    scope = scope_from(root, [chat], since, until, tz)
+    if fmt == "jsonl":
+        return _jsonl(root, chat, since, until, out)
+    from . import query
+    from .query_output import local_ts, write_result
+
+    with query.duckdb_errors():
+        con, _ = query.connect(scope)
+        cur = con.execute(_ORDER)
+        if fmt in ("csv", "parquet"):
+            return write_result(cur, fmt, out, tz=tz)
+        names = [d[0] for d in cur.description]
+        out.write(f"# Chat {chat}\n\n".encode())
+        n = 0
+        while rows := cur.fetchmany(4096):
+            for r in rows:
+                m = dict(zip(names, r))
+                text = (m["text"] if m["text"] is not None else "(no text)").replace("\n", "  \n  ")
+                who = m["sender"] or ("bot" if m["direction"] == "out" else "?")
+                ts = local_ts(m["ts"], tz) if tz is not None else iso(_utc(m["ts"]))
+                edit = " (edit)" if m["is_edit"] else ""
+                out.write(f"- **{ts}** {who} ({m['direction'] or '-'}){edit}: {text}\n".encode())
+                n += 1
+        return n
+
+
+def _utc(t: datetime) -> datetime:
+    from datetime import timezone
+
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t
+
+
+def _jsonl(root: Path, chat: str, since: datetime | None, until: datetime | None, out: BinaryIO) -> int:
+    from .reader import iter_lines
+
+    lo, hi = (iso(since) if since else None), (iso(until) if until else None)
+    first, last = utc_days(since, until)
+    n = 0
+    for lf in log_files(root, chat=[chat], since=first, until=last):
+        for _, line in iter_lines(lf.path, lf.relpath):
+            try:
+                ev = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            ts = ev.get("ts") if isinstance(ev, dict) else None
+            if not isinstance(ts, str) or (lo and ts < lo) or (hi and ts >= hi):
+                continue
+            out.write(line + b"\n")
+            n += 1
+    return n
