@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from . import freshness
 from .compact import PARQUET_DIR
 
 
@@ -53,6 +54,21 @@ def erase_derived(root: Path, scope: ErasedScope) -> dict[str, dict[str, int]]:
     return {name: fn(root, scope) for name, fn in sorted(_DERIVED.items())}
 
 
+def _holds_other_bytes(root: Path, rel: str, source: Any) -> bool:
+    """Whether a unit was built from bytes other than the file's current ones: its record keeps, per source, the size
+    and the SHA-256 of what it copied (`[size, lines, identity, sha256]`). The identity alone cannot tell — a file
+    rewritten moments before the rebuild has none (compact's racy rule) — so this reads the file."""
+    if not (isinstance(source, list) and len(source) >= 4):
+        return True  # an older record without a digest: rebuild it to be sure
+    size, digest = source[0], source[3]
+    try:
+        if os.stat(root / rel).st_size != size:
+            return True
+        return freshness.content_digest(root / rel, size) != digest
+    except FileNotFoundError:
+        return True
+
+
 @register_derived("parquet")
 def _forget_parquet(root: Path, scope: ErasedScope) -> dict[str, int]:
     """Delete the units (record, Parquet, vocabulary) of every month with a day file erased now — or erased earlier
@@ -66,11 +82,7 @@ def _forget_parquet(root: Path, scope: ErasedScope) -> dict[str, int]:
     for unit in load_units(root):
         if unit.name in in_scope and unit.name not in months:
             for rel in scope.files & set(unit.sources):
-                try:
-                    size = os.stat(root / rel).st_size
-                except FileNotFoundError:
-                    size = -1
-                if size != unit.sources[rel]:
+                if _holds_other_bytes(root, rel, unit.record["sources"].get(rel)):
                     months.add(unit.name)
                     break
     deleted = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
@@ -34,6 +34,15 @@ class GrepQuery:
     direction: str | None = None
     word: bool = False  # -w: only matches with no word character on either side
     invert: bool = False  # -v: messages that do not match
+
+    def __post_init__(self) -> None:
+        # Callers that think in UTC days (the search index, the agent tool) may pass dates: `since` a day is its first
+        # instant, `until` a day is inclusive (the next day's first instant, exclusive).
+        if isinstance(self.since, date) and not isinstance(self.since, datetime):
+            self.since = datetime(self.since.year, self.since.month, self.since.day, tzinfo=timezone.utc)
+        if isinstance(self.until, date) and not isinstance(self.until, datetime):
+            self.until = datetime(self.until.year, self.until.month, self.until.day, tzinfo=timezone.utc) \
+                + timedelta(days=1)
 
     def ts_bounds(self) -> tuple[str | None, str | None]:
         """The bounds as the log writes ts (RFC 3339 UTC, ms): string order is time order."""
