@@ -54,6 +54,8 @@ def locations(root: Path) -> list[tuple[str, Path]]:
         ("dlp-allowlist", root / "dlp" / "allowlist.json"),
         ("parquet", root / "parquet"),
         ("tap-state", root / "tap"),  # the runtime tap's seen update ids per account (duplicate marking)
+        ("tail-cursors", root / "state" / "cursors"),  # eventlog tail --cursor NAME
+        ("search-index", root / "index"),  # eventlog index / search: derived, rebuildable
     ]
 
 

@@ -75,6 +75,9 @@ def test_chat_cannot_name_a_path_outside_the_root(small, chat, tmp_path):
     assert r.exit_code == 2 and "not a chat id" in r.stderr
     r = run("grep", "alpha", "--chat", chat, "--root", str(small))
     assert r.exit_code in (1, 2) and r.stdout == ""
+    for cmd in ("verify", "stats", "seal"):  # the store commands too (verify used to open seals/<chat>.jsonl by path)
+        r = run(cmd, "--chat", chat, "--root", str(small))
+        assert r.exit_code == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, (cmd, r.stderr)
 
 
 def test_duckdb_cannot_read_its_temp_dir_in_cwd(small, tmp_path, monkeypatch):

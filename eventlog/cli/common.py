@@ -100,3 +100,16 @@ def emit_json(obj: Any) -> None:
 def ensure_root(root: Path) -> None:
     if not root.is_dir():
         raise EventlogError(f"no log at {root} (run `eventlog init`, or pass --root)")
+
+
+def chat_id_param(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A `--chat` value is a chat id (schema.CHAT_ID_RE), never a path: `../../x` is a usage error, not a file."""
+    from ..errors import BadEvent
+    from ..schema import check_chat_id
+
+    if value is None:
+        return None
+    try:
+        return check_chat_id(value)
+    except BadEvent as exc:
+        raise click.BadParameter(str(exc)) from None

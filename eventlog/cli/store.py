@@ -8,7 +8,7 @@ import click
 
 from ..errors import BadEvent, EventlogError
 from ..layout import locations, root_source
-from .common import emit_json, ensure_root, handle_errors, root_option, since_until
+from .common import chat_id_param, emit_json, ensure_root, handle_errors, root_option, since_until
 from .main import cli
 
 
@@ -197,7 +197,7 @@ def _check_only(root: Path, numbers: list[int], events: list[dict], supplied: di
 
 
 @cli.command()
-@click.option("--chat", default=None, help="Only this chat id.")
+@click.option("--chat", default=None, callback=chat_id_param, help="Only this chat id.")
 @since_until
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: damage/warning records and a summary.")
 @click.option("-q", "--quiet", is_flag=True, help="No output; the exit code says it all.")
@@ -242,7 +242,7 @@ def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: boo
 
 
 @cli.command()
-@click.option("--chat", default=None, help="Only this chat id.")
+@click.option("--chat", default=None, callback=chat_id_param, help="Only this chat id.")
 @click.option("--through", "through", default=None, metavar="DATE",
               help="Seal day files up to and including this UTC day (default: yesterday).")
 @click.option("--json", "as_json", is_flag=True)
@@ -270,7 +270,7 @@ def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> No
 
 @cli.command()
 @click.option("--by", type=click.Choice(["channel", "chat", "day"]), default="chat", show_default=True)
-@click.option("--chat", default=None, help="Only this chat id.")
+@click.option("--chat", default=None, callback=chat_id_param, help="Only this chat id.")
 @since_until
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines, one row per group.")
 @root_option
