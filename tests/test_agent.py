@@ -123,15 +123,23 @@ def test_bad_arguments_and_missing_log_fail_soft(log: tuple[Path, dict[str, Any]
     assert any(not r["ok"] and r["error_kind"] == "bad_arguments" for r in system_events(root))
 
 
-def test_hybrid_falls_back_to_text_and_says_so(log: tuple[Path, dict[str, Any]]) -> None:
+def test_hybrid_runs_eventlog_search_within_the_chat(log: tuple[Path, dict[str, Any]]) -> None:
+    root, d = log
+    out = handle({"tool": "search", "args": {"query": "router and wireless network", "mode": "hybrid"},
+                  "chat": "111"}, root)
+    assert out["ok"] and out["mode_used"] == "hybrid" and "not available" not in out["text"], out["text"]
+    assert d["ids"][1] in out["ids"]  # "Noted the wifi & router": found by meaning and words
+    assert d["ids"][4] not in out["ids"]  # chat 222 is out of scope, whatever the command returns
+    assert d["key"][:20] not in out["text"]  # redacted like every other mode
+
+
+def test_hybrid_falls_back_to_text_and_says_so(log: tuple[Path, dict[str, Any]], monkeypatch) -> None:
     from eventlog.agent import hybrid
 
+    monkeypatch.setattr(hybrid, "available", lambda: False)  # an eventlog without `eventlog search`
     root, _ = log
     out = handle({"tool": "search", "args": {"query": "wifi", "mode": "hybrid"}, "chat": "111"}, root)
-    if hybrid.available():
-        assert out["mode_used"] == "hybrid"
-    else:
-        assert out["mode_used"] == "text" and "hybrid search is not available" in out["text"] and out["hits"] == 2
+    assert out["mode_used"] == "text" and "hybrid search is not available" in out["text"] and out["hits"] == 2
 
 
 def test_fuzzy_mode_tolerates_typos(log: tuple[Path, dict[str, Any]]) -> None:
