@@ -11,6 +11,7 @@ conformance corpus:
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -86,6 +87,18 @@ def _occurrences(lower: str, words: list[str]) -> list[int]:
     return sorted(found)
 
 
+def _hold_boundary(r: Rule, p: str) -> re.Pattern[str] | None:
+    """The characters that must not come right before a held-back fragment of prefix p: the hold-back's own `left`
+    class if the rule gives one, else the rule's `left` class if p begins with one of its characters (then p begins
+    the match: `sk-`, `eyJ`, a card's first digit), else none (`:A` continues the bot id's digits)."""
+    left = r.holdback.get("left")
+    if left is not None:
+        return re.compile(f"[{left}]") if left else None
+    if r.left_rx is not None and r.left_rx.match(p[0]):
+        return r.left_rx
+    return None
+
+
 def _get(f: Any, k: str) -> Any:
     return f[k] if isinstance(f, dict) else getattr(f, k)
 
@@ -101,7 +114,7 @@ class Scanner:
             for k in r.keywords:
                 kw.setdefault(k, []).append(r.index)
         self._kw = [(k, tuple(v)) for k, v in kw.items()]
-        self._hb = [r for r in rules.rules if r.holdback]
+        self._hb = [(r, [(p, _hold_boundary(r, p)) for p in r.holdback["prefixes"]]) for r in rules.rules if r.holdback]
         # CPython has no multi-needle search and each `k in text` costs ~1.3 µs per 2.5 KB, so keywords are grouped
         # under their rarest character: one `c in text` rules out the whole group (a necessary condition, so the
         # selection is exactly that of checking every keyword). Single-keyword groups are checked directly.
@@ -218,18 +231,21 @@ class Scanner:
     # -- hold-back -------------------------------------------------------------------------------------------------
     def hold(self, t: str) -> int:
         """Trailing characters of t that could be the beginning of a secret: a proper prefix of a hold-back literal
-        (`s`, `sk`, `-----BEG`), or a full literal followed only by the rule's body characters (`sk-ant-api03-Xy`)."""
+        (`s`, `sk`, `-----BEG`), or a full literal followed only by the rule's body characters (`sk-ant-api03-Xy`) —
+        in both cases only where the rule could begin a match: a character of the prefix's boundary class right before
+        it rules it out (`release` holds no `e`, `task-` no `sk-`, `v2` no `2`)."""
         n = len(t)
         best = 0
-        for r in self._hb:
-            for p in r.holdback["prefixes"]:
+        for r, prefixes in self._hb:
+            for p, b in prefixes:
                 for k in range(min(len(p) - 1, n), 0, -1):
-                    if t.endswith(p[:k]):
+                    if t.endswith(p[:k]) and (b is None or k == n or not b.match(t, n - k - 1)):
                         best = max(best, k)
                         break
                 i = t.rfind(p)
                 while i >= 0 and r.body_rx.fullmatch(t, i + len(p)):
-                    best = max(best, n - i)
+                    if b is None or i == 0 or not b.match(t, i - 1):
+                        best = max(best, n - i)
                     i = t.rfind(p, 0, i + len(p) - 1)
         return best
 

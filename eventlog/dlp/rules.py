@@ -330,13 +330,15 @@ def lint_rule(r: Any) -> list[str]:
         out.append("anchor must be null or 'keywords' (every match starts at a keyword)")
     hb = r.get("holdback")
     if hb is not None:
-        if not isinstance(hb, dict) or set(hb) != {"prefixes", "chars"}:
-            out.append("holdback must be {prefixes: [...], chars: <class>}")
+        if not isinstance(hb, dict) or not {"prefixes", "chars"} <= set(hb) <= {"prefixes", "chars", "left"}:
+            out.append("holdback must be {prefixes: [...], chars: <class>, left?: <class>}")
         else:
             p = hb["prefixes"]
             if not isinstance(p, list) or not p or not all(isinstance(x, str) and x for x in p):
                 out.append("holdback.prefixes must be a non-empty list of strings")
             out += _lint_class(hb["chars"], "holdback.chars")
+            if "left" in hb:
+                out += _lint_class(hb["left"], "holdback.left")
     return out
 
 

@@ -102,7 +102,8 @@ def test_a_received_before_llm_and_sent_with_provider_id(patched: Gateway) -> No
     g = patched
     user = g.new_user()
     marker = f"tapa{secrets.token_hex(4)}"
-    reply_text = f"Answer {marker} from the model."
+    # ends like the start of a JWT (`e` of `eyJ…`): the final reply must still arrive whole (no hold-back)
+    reply_text = f"Answer {marker} from the old release"
     g.llm.script(reply_text, when=marker)
     llm_mark, tg_mark = g.llm.mark(), g.telegram.mark()
     upd = g.send_dm(f"hello {marker}", user)
@@ -121,6 +122,8 @@ def test_a_received_before_llm_and_sent_with_provider_id(patched: Gateway) -> No
     assert len(sent) == 1
     assert sent[0]["method"] == reply.method and sent[0]["outcome"] == {"ok": True, "message_id": mid}
     assert sent[0]["payload"]["text"] == reply.body["text"]
+    assert sent[0]["site"] == "send", "default config: the final reply goes out through the outbound helper bot"
+    assert reply.text().endswith("from the old release") and "held_back" not in (sent[0].get("dlp") or {})
     # the JS writer's lines verify with the Python store (chain, encoding)
     v = subprocess.run([sys.executable, "-m", "eventlog", "verify", "--root", str(g.eventlog_root)],
                        capture_output=True, text=True)

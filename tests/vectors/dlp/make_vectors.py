@@ -33,8 +33,11 @@ def cases() -> list[dict]:
     gh = g.github(r)
     c: list[dict] = []
 
-    def add(name: str, text: str, expect: list[str], html: bool = False, preview: bool = False) -> None:
+    def add(name: str, text: str, expect: list[str], html: bool = False, preview: bool = False,
+            held: str | None = None) -> None:
         c.append({"name": name, "text": text, "html": html, "preview": preview, "expect_rules": expect})
+        if held is not None:  # the hand-written held-back tail (a preview): the engine must agree
+            c[-1]["expect_held"] = held
 
     # one positive per rule, English and Russian frames
     for rule, (gen, en, ru) in sorted(g.SECRETS.items()):
@@ -144,6 +147,17 @@ def cases() -> list[dict]:
     add("hold-html", f"<b>key {ant[:9]}<i>{ant[9:14]}</i>", [], html=True, preview=True)
     add("hold-html-entity-tail", "<b>key</b> &#11", [], html=True, preview=True)
     add("hold-html-open-tag", '<b>see</b> <a href="https://x', [], html=True, preview=True)
+    # hold-back only where a secret could begin (the rule's left boundary before the fragment)
+    add("hold-none-word-end", "you can find it in the notes from the old release", [], preview=True, held="")
+    add("hold-sk-word", "my key is sk", [], preview=True, held="sk")
+    add("hold-none-task-dash", "see task-", [], preview=True, held="")
+    add("hold-jwt-start", "token eyJ", [], preview=True, held="eyJ")
+    add("hold-bot-colon", "bot123456:A", [], preview=True, held=":A")
+    add("hold-card-run", "order 4111 1111", [], preview=True, held="4111 1111")
+    add("hold-none-version", "upgrade to v2", [], preview=True, held="")
+    add("hold-page-number", "see page 12", [], preview=True, held="12")
+    add("hold-none-tails", "Plans: bugs, sizes, pkg, box, user, tag, x86_64", [], preview=True, held="")
+    add("hold-pem-line-start", "key:\n-", [], preview=True, held="-")
     add("hold-html-complete", f"<i>key</i> <code>{gh}</code> ok", ["github-token"], html=True, preview=True)
     return c
 
@@ -157,6 +171,9 @@ def main() -> int:
         got = [f.rule for f in res.findings]
         if got != case["expect_rules"]:
             bad.append(f"{case['name']}: expected {case['expect_rules']}, engine found {got}")
+        want = case.get("expect_held")
+        if want is not None and res.hold_back != len(want) or want and not case["text"].endswith(want):
+            bad.append(f"{case['name']}: expected to hold {want!r}, engine holds {res.hold_back} characters")
         filt = sc.filter(case["text"], html=case["html"], preview=case["preview"])
         red_text, red_action = sc.redact(case["text"], res.findings, html=case["html"])
         case.update({

@@ -122,7 +122,14 @@ function compileRule(r, index) {
   if (r.anchor === "keywords") rule.anchorRx = new RegExp(r.pattern, "yu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : ""));
   const left = r.left === undefined ? "A-Za-z0-9_" : r.left;
   rule.leftRx = left ? new RegExp(`^[${left}]$`, "u") : null;
-  if (rule.holdback) rule.bodyRx = new RegExp(`^[${rule.holdback.chars}]*$`, "u");
+  if (rule.holdback) {
+    rule.bodyRx = new RegExp(`^[${rule.holdback.chars}]*$`, "u");
+    // per prefix, the characters that must not come right before a held-back fragment (engine.py's _hold_boundary):
+    // the hold-back's own `left` if given, else the rule's `left` if the prefix begins with one of its characters
+    const hl = rule.holdback.left;
+    rule.hbPrefixes = rule.holdback.prefixes.map((p) => [p, hl !== undefined ? (hl ? new RegExp(`^[${hl}]$`, "u") : null)
+      : (rule.leftRx && rule.leftRx.test(p[0]) ? rule.leftRx : null)]);
+  }
   if (rule.context) rule.ctxWords = rule.context.words.map((w) => (w.endsWith("*") ? [w.slice(0, -1), true] : [w, false]));
   if (rule.validator !== null && !VALIDATORS[rule.validator]) throw new Error(`dlp: unknown validator ${rule.validator}`);
   return rule;
@@ -317,18 +324,23 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     return out;
   }
 
-  /** UTF-16 index where the held-back tail of t starts (t.length when nothing is held). */
+  /** UTF-16 index where the held-back tail of t starts (t.length when nothing is held): a proper prefix of a hold-back
+   *  literal at the end, or a full literal followed only by body characters — only where the rule could begin a match
+   *  (a character of the prefix's boundary class right before it rules it out: `release` holds no `e`). */
   function holdCut(t) {
     const n = t.length;
     let cut = n;
     for (const r of hb) {
-      for (const p of r.holdback.prefixes) {
+      for (const [p, b] of r.hbPrefixes) {
         for (let k = Math.min(p.length - 1, n); k > 0; k--) {
-          if (t.endsWith(p.slice(0, k))) { cut = Math.min(cut, n - k); break; }
+          if (t.endsWith(p.slice(0, k)) && (b === null || k === n || !b.test(t[n - k - 1]))) {
+            cut = Math.min(cut, n - k);
+            break;
+          }
         }
         let i = t.lastIndexOf(p);
         while (i >= 0 && r.bodyRx.test(t.slice(i + p.length))) {
-          cut = Math.min(cut, i);
+          if (b === null || i === 0 || !b.test(t[i - 1])) cut = Math.min(cut, i);
           i = i > 0 ? t.lastIndexOf(p, i - 1) : -1;
         }
       }

@@ -17,7 +17,11 @@ import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { AlertMerger, headOf } from "./dlp-alerts.mjs";
 
+// Streaming previews: OpenClaw's draft stream (draft-stream-*.mjs) sends and edits them through the ingress bot's api
+// (bot-message-*.mjs hands it `params.bot.api`). The send site (the outbound helper bot of send-*.mjs) carries final
+// replies, which no later edit completes: holding back their tail would lose it for good (docs/patchset.md).
 const PREVIEW_METHODS = new Set(["sendMessage", "editMessageText"]);
+const PREVIEW_SITES = new Set(["ingress"]);
 // Calls that carry no message content and change nothing in a chat (or only the gateway's own setup, or the typing
 // indicator, which would add one line per second of every reply): forwarded untouched, not logged.
 const PASS_METHODS = new Set(["deleteWebhook", "setWebhook", "deleteMyCommands", "sendChatAction", "logOut", "close"]);
@@ -228,7 +232,8 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   }
 
   // Walk the payload; returns a filtered deep copy of plain objects/arrays (files kept by reference).
-  function filterPayload(scanner, method, payload) {
+  function filterPayload(scanner, method, payload, site) {
+    const previewCall = PREVIEW_METHODS.has(method) && PREVIEW_SITES.has(site);
     const found = [];
     let action = "pass";
     let held = 0;
@@ -239,7 +244,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         }
         const pm = parent && (parent[`${key}_parse_mode`] ?? parent.parse_mode);
         const html = typeof pm === "string" && pm.toUpperCase() === "HTML";
-        const preview = PREVIEW_METHODS.has(method) && path === "text";
+        const preview = previewCall && path === "text";
         const r = filterText(scanner, v, { html, preview });
         held += r.held ?? 0;
         for (const f of r.findings) found.push({ finding: f, field: path, head: headOf(v, f.start) });
@@ -285,7 +290,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
       let filtered;
       try {
         if (!scanner) throw scannerError ?? new Error("no DLP scanner");
-        filtered = filterPayload(scanner, method, payload);
+        filtered = filterPayload(scanner, method, payload, site);
       } catch (err) {
         // fail closed: nothing of this payload leaves; the alert names the failure, never the content
         const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: "scanner-error",

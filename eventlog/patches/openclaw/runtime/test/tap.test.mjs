@@ -130,6 +130,29 @@ test("streaming preview: a growing editMessageText never shows a prefix of the k
   } finally { await s.done(); }
 });
 
+test("hold-back: a preview tail is held only where a secret could begin; the send site's final reply is never cut", async () => {
+  const root = tempRoot();
+  const tg = await fakeTelegram();
+  const tap = createTap({ deps: realDeps(root, {}), stderr: () => {} });
+  const ingress = botWithTap(tg, tap).bot;
+  const send = botWithTap(tg, tap, { site: "send" }).bot;
+  try {
+    // ingress previews: an ordinary word ending is not a secret's start; `sk` after a space is
+    const p = await ingress.api.sendMessage(CHAT, "notes from the old release");
+    await ingress.api.editMessageText(CHAT, p.message_id, "see task-");
+    await ingress.api.editMessageText(CHAT, p.message_id, "your key is sk");
+    // send site: the final reply goes out whole, even when it ends like a secret's start
+    await send.api.sendMessage(CHAT, "the final answer is sk");
+    await send.api.editMessageText(CHAT, p.message_id, "done: token eyJ");
+    const shown = tg.requests.map((r) => r.body.text);
+    assert.deepEqual(shown, ["notes from the old release", "see task-", "your key is ", "the final answer is sk",
+      "done: token eyJ"]);
+    await tap.flush();
+    const held = sent(root).map((e) => [e.site, e.dlp?.held_back ?? 0]);
+    assert.deepEqual(held, [["ingress", 0], ["ingress", 0], ["ingress", 2], ["send", 0], ["send", 0]]);
+  } finally { await tg.close(); rmSync(root, { recursive: true, force: true }); }
+});
+
 test("fail closed: a scanner that throws means the call is not forwarded and an alert is written", async () => {
   const broken = { filter() { throw new Error("injected scanner fault"); } };
   const s = await setup({ scanner: broken });
