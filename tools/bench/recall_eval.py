@@ -70,6 +70,22 @@ def library_ranker(root: Path, mode: str, now: datetime) -> Callable[[dict[str, 
     return rank
 
 
+def agent_ranker(root: Path, mode: str, now: datetime) -> Callable[[dict[str, Any]], list[str]]:
+    """`agent:text` / `agent:fuzzy`: the ranking the recall tool (issue 13) gives the model — content words, rarer words
+    weigh more, newest date windows first — over every chat (the owner's `scope: "all"`). `agent:hybrid` is
+    `eventlog search --mode hybrid` within the tool's scope, i.e. the `hybrid` row."""
+    from eventlog.agent.search import rank as agent_rank
+
+    name = mode.split(":", 1)[1]
+
+    def rank(q: dict[str, Any]) -> list[str]:
+        since, until = dates_of(q, now)
+        res = agent_rank(root, q["query"], mode=name, since=since, until=until, limit=LIMIT, today=now.date())
+        return [f.event["id"] for f in res.hits]
+
+    return rank
+
+
 def command_ranker(root: Path, template: str, now: datetime) -> Callable[[dict[str, Any]], list[str]]:
     """`{query}` → the query, `{root}` → the log root, a `{dates}` token → `--since D --until D` (or nothing)."""
     parts = shlex.split(template)
@@ -156,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         index.update(root)
         t_index = time.perf_counter() - t0
     for mode in args.modes.split(","):
-        ranker = (command_ranker(root, mode[4:], now) if mode.startswith("cmd:") else library_ranker(root, mode, now))
+        ranker = (command_ranker(root, mode[4:], now) if mode.startswith("cmd:")
+                  else agent_ranker(root, mode, now) if mode.startswith("agent:") else library_ranker(root, mode, now))
         results[mode] = evaluate(questions, meta["keys"], ranker)
     if args.json:
         out = {"events": meta["events"], "questions": len(questions), "index_build_s": t_index,
