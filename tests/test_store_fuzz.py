@@ -124,7 +124,7 @@ class Oracle:
         elif choice == 8:
             ev["event"] = r.choice(["Message", "message", "message:", ":x", "a:b c", 7])
         elif choice == 9:
-            ev["v"] = r.choice([2, 0, True, "1"])
+            ev["v"] = r.choice([3, 0, True, "1", "2"])  # writers accept 1 and 2 (format v2)
         elif choice == 10:
             ev["id"] = r.choice(["x", "01KB", "8" + "0" * 25, "01kb0000000000000000000001", 5])
         elif choice == 11 and self.used:

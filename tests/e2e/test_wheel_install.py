@@ -98,7 +98,7 @@ def test_wheel_in_a_clean_venv(tmp_path: Path) -> None:
     checks = {c["check"]: c for c in map(orjson.loads, r.stdout.splitlines())}
     # no gateway ran here, so no tap:start: exactly the two liveness checks fail (the upgrade test shows them pass)
     assert r.returncode == 2 and {k for k, c in checks.items() if not c["ok"]} == {"tap-live", "rules"}, checks
-    assert set(checks) == {"root", "openclaw", "tap", "guard", "tap-live", "rules", "node", "disk"}
+    assert set(checks) == {"root", "openclaw", "tap", "guard", "tap-live", "rules", "node", "agent", "disk"}
     r = ev("patch", "revert", "--openclaw", str(oc), "--json")
     assert r.returncode == 0 and orjson.loads(r.stdout)["result"] == "reverted"
     assert same_bytes(openclaw_source(), oc) in ([], [".openclaw-lifecycle-pending"])
