@@ -40,7 +40,7 @@ function text(i) {
   const n = 10 + ((i * 7919) % 300);
   let s = "";
   for (let k = 0; k < n; k++) s += WORDS[(i + k * 31) % WORDS.length] + " ";
-  if (i % 20 === 0) s += ` key sk-ant-api03-${randomBytes(60).toString("base64url")}AA`;
+  if (i % 20 === 0) s += ` key sk-ant-api03-${randomBytes(72).toString("base64url").slice(0, 93)}AA`;
   return s;
 }
 const CHATS = [111111, 222222, 333333, 444444];
