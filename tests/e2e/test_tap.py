@@ -63,16 +63,17 @@ def wait_events(root: Path, pred: Callable[[dict[str, Any]], bool], *, sub: str 
         time.sleep(0.25)
 
 
-def sentinel_turn(g: Gateway, user: int) -> int:
-    """End a negative check on an event, not a sleep: one more turn in the same chat. OpenClaw answers a chat's
-    messages one after the other, so once this reply reached Telegram every call of the turn before it has been made.
-    Returns the fake Telegram's request index where the sentinel turn began."""
-    m = f"sentinel{secrets.token_hex(4)}"
-    g.llm.script(f"sentinel {m} done", when=m)
-    mark = g.telegram.mark()
-    g.send_dm(f"sentinel {m}", user)
-    g.wait_reply(user, since=mark, contains=f"sentinel {m} done", timeout=240)
-    return mark
+def sent_record(g: Gateway, user: int, needle: str) -> dict[str, Any]:
+    """End a negative check on an event, not a sleep: the tap's message:sent record of the reply call whose text
+    holds `needle` — written after Telegram answered that call, so the call and every call before it were made."""
+    def pred(e: dict[str, Any]) -> bool:
+        payload = e.get("payload") if isinstance(e.get("payload"), dict) else {}
+        return (e["event"] == "message:sent" and e["chat_id"] == str(user)
+                and needle in str(payload.get("text", "")))
+
+    got = wait_events(g.eventlog_root, pred, timeout=120)
+    assert got, f"no message:sent record of the reply holding {needle!r}"
+    return got[0]
 
 
 def ts_seconds(ts: str) -> float:
@@ -149,7 +150,7 @@ def test_b_key_in_reply_never_reaches_telegram_nor_disk(patched: Gateway) -> Non
     g.send_dm(f"what is my key {marker}", user)
     reply = g.wait_reply(user, since=tg_mark, contains="keep it safe", timeout=180)
     assert "[REDACTED:anthropic-api-key]" in reply.text()
-    sentinel_turn(g, user)
+    sent_record(g, user, "keep it safe")
     bodies = "\n".join(r.raw.decode("utf-8", "replace") for r in g.telegram.requests)
     assert leaked(bodies, key) is None, "a 12-character piece of the key reached Telegram"
     alerts = wait_events(g.eventlog_root, lambda e: e["event"] == "dlp:alert" and e["chat_id"] == str(user), sub="dlp")
@@ -171,9 +172,9 @@ def test_c_streaming_previews_never_show_a_key_prefix(patched_stream: Gateway) -
     tg_mark = g.telegram.mark()
     g.send_dm(f"stream it {marker}", user)
     g.wait_reply(user, since=tg_mark, contains="really.", timeout=240)
-    end = sentinel_turn(g, user)
+    sent_record(g, user, "really.")
     shown = [r for r in g.telegram.calls(since=tg_mark)
-             if r.index < end and r.method in ("sendMessage", "editMessageText") and isinstance(r.body, dict)
+             if r.method in ("sendMessage", "editMessageText") and isinstance(r.body, dict)
              and str(r.body.get("chat_id")) == str(user)]
     assert sum(r.method == "editMessageText" for r in shown) >= 2, "previews stayed on (growing edits)"
     for r in shown:
@@ -260,7 +261,7 @@ def test_g_bot_url_token_and_prose_passwords_redacted_by_both_engines(patched: G
     shown = reply.text()
     assert "bot[REDACTED:telegram-bot-token]/sendMessage" in shown
     assert shown.count("[REDACTED:password-prose]") == 2
-    sentinel_turn(g, user)
+    sent_record(g, user, "не забудь")
     bodies = "\n".join(r.raw.decode("utf-8", "replace") for r in g.telegram.requests)
     for secret in (token, pw_en, pw_ru):
         assert secret not in bodies, "a secret reached Telegram"
