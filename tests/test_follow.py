@@ -1,4 +1,4 @@
-"""`eventlog tail -f` in a real process sees events appended by another real process within 1 s — in an existing
+"""`eventlog tail -f` in a real process sees events appended by another real process — in an existing
 file, in a brand-new chat, across the midnight switch to a new day file — and never emits a partial line."""
 from __future__ import annotations
 
@@ -54,14 +54,13 @@ class Tail:
         self.p.wait(timeout=10)
 
 
-def appended_by_other_process(root: Path, event: dict) -> float:
-    """Append in a separate process; return the moment the append finished."""
+def appended_by_other_process(root: Path, event: dict) -> None:
+    """Append in a separate process."""
     subprocess.run(APPEND + [str(root), orjson.dumps(event).decode()], check=True,
                    cwd=Path(__file__).parent.parent)
-    return time.monotonic()
 
 
-def test_tail_follows_other_processes_within_one_second(root):
+def test_tail_follows_other_processes(root):
     EventLog(root, fsync="never").append(ev("100", "2026-11-29T23:59:58.000Z", "before start"))
     t = Tail(root)
     try:
@@ -72,14 +71,14 @@ def test_tail_follows_other_processes_within_one_second(root):
             ev("-100777", "2027-01-01T00:00:00.000Z", "new chat, new year, new month directories"),
         ]
         for case in cases:
-            done = appended_by_other_process(root, case)
-            # The issue asks for "within 1 s"; the house rule forbids timed assertions on this noisy machine, so the
-            # bound here only tells inotify from a slow poll (watchdog's polling fallback would take seconds).
-            got = t.next_event(timeout=5)
+            appended_by_other_process(root, case)
+            # No timed assertion (house rule): the timeout is only how long to wait before calling it lost.
+            got = t.next_event(timeout=60)
             assert got is not None, f"not seen: {case['text']}"
-            assert time.monotonic() - done < 3.0, f"seen too late: {case['text']}"
             assert (got["chat_id"], got["text"]) == (case["chat_id"], case["text"])
-        assert t.next_event(timeout=0.3) is None  # nothing twice, nothing from before the start
+        # nothing twice, nothing from before the start: the next event is the sentinel appended last
+        appended_by_other_process(root, ev("100", "2027-01-01T00:00:01.000Z", "sentinel"))
+        assert t.next_event(timeout=60)["text"] == "sentinel"
     finally:
         t.close()
 
@@ -90,17 +89,21 @@ def test_partial_line_waits_until_it_is_complete_and_chat_filter(root):
     try:
         path = root / "raw/telegram/chats/1/2026/11/30.jsonl"
         line = EventLog(root, fsync="never").append(ev("1", "2026-11-30T01:00:01.000Z", "whole"))
-        assert t.next_event(timeout=3)["text"] == "whole"
-        # A writer mid-line: nothing is emitted until the newline lands.
+        assert t.next_event(timeout=60)["text"] == "whole"
+        # A writer mid-line: nothing is emitted until the newline lands. The wait ends on an event, not a sleep: a
+        # later line in another day file of the same chat, which the tail handles after the half line's change.
         data = orjson.dumps({**line, "text": "half", "id": "01JA0000000000000000000001"}, option=orjson.OPT_SORT_KEYS)
         with open(path, "ab") as f:
             f.write(data[:20])
             f.flush()
-            assert t.next_event(timeout=0.5) is None
+            appended_by_other_process(root, ev("1", "2026-12-01T01:00:00.000Z", "next day"))
+            assert t.next_event(timeout=60)["text"] == "next day"  # not a fragment of the half line
             f.write(data[20:] + b"\n")
-        assert t.next_event(timeout=3)["text"] == "half"
+        assert t.next_event(timeout=60)["text"] == "half"
+        # the chat filter: the other chat's event, appended first, is not emitted; the sentinel after it is
         appended_by_other_process(root, ev("2", "2026-11-30T01:00:02.000Z", "other chat"))
-        assert t.next_event(timeout=0.7) is None
+        appended_by_other_process(root, ev("1", "2026-12-01T01:00:03.000Z", "sentinel"))
+        assert t.next_event(timeout=60)["text"] == "sentinel"
     finally:
         t.close()
 

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import orjson
+from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +64,8 @@ def test_utc_day_boundaries(root):
 
 
 def test_root_resolution(tmp_path):
-    assert resolve_root("/x/y", {"EVENTLOG_ROOT": "/a"}) == resolve_root("/x/y", {})
+    assert str(resolve_root("/x/y", {"EVENTLOG_ROOT": "/a", "OPENCLAW_STATE_DIR": "/s"})) == "/x/y"  # --root wins
+    assert resolve_root("rel/r", {"EVENTLOG_ROOT": "/a"}) == Path.cwd() / "rel" / "r"  # made absolute
     assert str(resolve_root(None, {"EVENTLOG_ROOT": "/a", "OPENCLAW_STATE_DIR": "/s"})) == "/a"
     assert str(resolve_root(None, {"OPENCLAW_STATE_DIR": "/s", "HOME": "/h"})) == "/s/eventlog"
     assert str(resolve_root(None, {"HOME": "/h"})) == "/h/.openclaw/eventlog"
@@ -118,16 +120,27 @@ def test_autoseal_on_new_day_and_extend_sealed_day(root):
 
 
 def test_two_processes_append_concurrently(root):
+    # Each writer appends half its lines, then waits (on an event: a line of the other writer in the log, never a
+    # fixed sleep) before the rest, so the two really overlap: each one's lines straddle a line of the other.
     n = 3000
     script = (
-        "import sys\nfrom eventlog.writer import EventLog\n"
-        "log = EventLog(sys.argv[1], fsync='never')\n"
-        "for i in range(int(sys.argv[3])):\n"
+        "import sys, time, orjson\nfrom pathlib import Path\nfrom eventlog.writer import EventLog\n"
+        "from eventlog.layout import log_files\nfrom eventlog.reader import iter_lines\n"
+        "root, tag, other, n = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])\n"
+        "log = EventLog(root, fsync='never')\n"
+        "def add(i):\n"
         "    log.append({'event':'message:received','channel':'telegram','chat_id':'7',"
-        "'ts':'2026-11-30T12:00:00Z','text':sys.argv[2]+str(i)})\n"
+        "'ts':'2026-11-30T12:00:00Z','text':tag+str(i)})\n"
+        "for i in range(n // 2): add(i)\n"
+        "deadline = time.monotonic() + 300\n"
+        "while not any(orjson.loads(l)['text'].startswith(other) for f in log_files(root) for _, l in iter_lines(f.path)):\n"
+        "    if time.monotonic() > deadline: sys.exit('the other writer never wrote')\n"
+        "    time.sleep(0.01)\n"
+        "for i in range(n // 2, n): add(i)\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(root), tag, str(n)], cwd=REPO) for tag in "ab"]
-    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(root), tag, other, str(n)], cwd=REPO)
+             for tag, other in ("ab", "ba")]
+    assert [p.wait(timeout=600) for p in procs] == [0, 0]
     files = list(log_files(root))
     assert len(files) == 1
     lines = list(iter_lines(files[0].path))
@@ -136,6 +149,9 @@ def test_two_processes_append_concurrently(root):
     for tag in "ab":
         mine = [t for t in texts if t.startswith(tag)]
         assert mine == [f"{tag}{i}" for i in range(n)]  # each writer's order kept, nothing lost or doubled
+        at = [i for i, t in enumerate(texts) if t.startswith(tag)]
+        assert any(not t.startswith(tag) for t in texts[at[0]:at[-1]]), f"{tag}'s lines never straddle the other's"
+    assert sum(1 for x, y in zip(texts, texts[1:]) if x[0] != y[0]) >= 2  # interleaved, not one block after another
     report = verify(root)
     assert report.ok, report.damage[:3]
 

@@ -64,6 +64,13 @@ def _gateway_class(base: type, pkg: Path) -> type:
     return OlderRelease
 
 
+def _records(base: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for p in base.rglob("*.jsonl") if base.is_dir() else ():
+        out += [orjson.loads(ln) for ln in p.read_bytes().splitlines() if ln.strip()]
+    return out
+
+
 def _key() -> str:
     alnum = string.ascii_letters + string.digits
     return "sk-ant-api03-" + "".join(secrets.choice(alnum) for _ in range(93)) + "AA"  # the real shape: 108 characters
@@ -89,16 +96,29 @@ def smoke(version: str, manifest: Manifest, timeout: float = 300.0) -> dict[str,
         mark = g.telegram.mark()
         upd = g.send_dm(f"key please {marker}", user)
         g.wait_reply(user, since=mark, contains=f"done {marker}", timeout=timeout)
-        time.sleep(1.0)
-        logged = []
-        for p in (g.eventlog_root / "raw").rglob("*.jsonl"):
-            logged += [orjson.loads(ln) for ln in p.read_bytes().splitlines() if ln.strip()]
+        # The wait ends on events, not a sleep: the reply's message:sent record and its dlp:alert record (each is
+        # written after the call it describes), or the deadline — then the checks below say which is missing.
+        def sent(e: dict[str, Any]) -> bool:
+            return e.get("event") == "message:sent" and e.get("chat_id") == str(user)
+
+        def alert(e: dict[str, Any]) -> bool:
+            return (e.get("event") == "dlp:alert" and e.get("chat_id") == str(user)
+                    and e.get("rule") == "anthropic-api-key" and e.get("direction") == "out")
+
+        deadline = time.monotonic() + 120
+        while True:
+            logged, alerts = _records(g.eventlog_root / "raw"), _records(g.eventlog_root / "dlp")
+            if (any(map(sent, logged)) and any(map(alert, alerts))) or time.monotonic() > deadline:
+                break
+            time.sleep(0.25)
         bodies = b"\n".join(r.raw for r in g.telegram.requests).decode("utf-8", "replace")
+        stored = b"".join(p.read_bytes() for p in g.eventlog_root.rglob("*") if p.is_file()).decode("utf-8", "replace")
         pieces = {key[i:i + 12] for i in range(len(key) - 11)}
         checks["update_logged"] = any(e.get("update_id") == upd["update_id"] for e in logged)
-        checks["reply_logged"] = any(e.get("event") == "message:sent" and e.get("chat_id") == str(user) for e in logged)
+        checks["reply_logged"] = any(map(sent, logged))
         checks["key_never_sent"] = not any(p in bodies for p in pieces)
-        checks["alert_written"] = (g.eventlog_root / "dlp" / "alerts.jsonl").is_file()
+        checks["alert_written"] = any(map(alert, alerts))  # the alert record itself, not the file's existence
+        checks["key_never_stored"] = not any(p in stored for p in pieces)
         ok = all(checks.values())
         return {"ok": ok, "checks": checks, **({} if ok else {"reason": "a smoke check failed"})}
     except (HarnessError, PatchError) as e:

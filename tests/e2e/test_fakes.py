@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -64,11 +63,11 @@ def test_get_updates_offset_confirms_and_long_poll_wakes(tg: FakeTelegram) -> No
     assert [u["update_id"] for u in r["result"]] == [first, second]
     _, r, _ = _post(f"{api}/getUpdates", {"offset": second, "timeout": 0})
     assert [u["update_id"] for u in r["result"]] == [second]  # offset confirmed the first
-    # A long poll returns as soon as an update is injected, not after its timeout.
+    # A long poll returns as soon as an update is injected, not after its timeout: the poll asks for the fake's
+    # longest wait (50 s) and the client gives up at 40 s, so a poll that is not woken fails the test (a socket
+    # timeout) — no duration is measured or asserted.
     threading.Timer(0.3, lambda: tg.send_dm("three", user_id=11)).start()
-    t0 = time.monotonic()
-    _, r, _ = _post(f"{api}/getUpdates", {"offset": second + 1, "timeout": 20}, timeout=30)
-    assert time.monotonic() - t0 < 10
+    _, r, _ = _post(f"{api}/getUpdates", {"offset": second + 1, "timeout": 50}, timeout=40)
     assert [u["message"]["text"] for u in r["result"]] == ["three"]
     # An empty long poll returns [] after its timeout.
     _, r, _ = _post(f"{api}/getUpdates", {"offset": second + 2, "timeout": 1})
@@ -158,23 +157,20 @@ def test_update_kinds_and_control_api(tg: FakeTelegram) -> None:
 def test_llm_stream_chunks_delay_and_matching(llm: FakeLLM) -> None:
     llm.script("for the other request", when="needle")
     llm.script("Hello, world!", chunks=["Hel", "lo, ", "world!"], delay=0.3)
-    t0 = time.monotonic()
     req = urllib.request.Request(f"{llm.base_url}/chat/completions", method="POST",
                                  data=json.dumps({"model": "fake-model", "stream": True,
                                                   "messages": [{"role": "user", "content": "hi"}]}).encode(),
                                  headers={"Content-Type": "application/json"})
-    arrivals: list[tuple[float, str]] = []
+    arrivals: list[str] = []
     with urllib.request.urlopen(req, timeout=10) as resp:
         assert resp.headers["Content-Type"] == "text/event-stream"
         for line in resp:
             if line.startswith(b"data: ") and line.strip() != b"data: [DONE]":
                 delta = json.loads(line[6:])["choices"][0]["delta"]
                 if delta.get("content"):
-                    arrivals.append((time.monotonic() - t0, delta["content"]))
-    assert [c for _, c in arrivals] == ["Hel", "lo, ", "world!"]
-    # Chunks arrive spread out, not in one burst: two 0.3 s pauses separate the first and the last (a lower bound
-    # only — a busy machine can delay the first chunk's read and shrink the gap, never the server's sleeps).
-    assert arrivals[-1][0] - arrivals[0][0] >= 0.25
+                    arrivals.append(delta["content"])
+    # one SSE event per scripted chunk, in order (the pacing itself is not asserted: no durations in tests)
+    assert arrivals == ["Hel", "lo, ", "world!"]
     assert llm.pending() == 1 and llm.requests[0].reply == "Hello, world!"
     _, r, _ = _post(f"{llm.base_url}/chat/completions",
                     {"model": "fake-model", "messages": [{"role": "user", "content": [{"type": "text",

@@ -63,6 +63,19 @@ def wait_events(root: Path, pred: Callable[[dict[str, Any]], bool], *, sub: str 
         time.sleep(0.25)
 
 
+def sent_record(g: Gateway, user: int, needle: str) -> dict[str, Any]:
+    """End a negative check on an event, not a sleep: the tap's message:sent record of the reply call whose text
+    holds `needle` — written after Telegram answered that call, so the call and every call before it were made."""
+    def pred(e: dict[str, Any]) -> bool:
+        payload = e.get("payload") if isinstance(e.get("payload"), dict) else {}
+        return (e["event"] == "message:sent" and e["chat_id"] == str(user)
+                and needle in str(payload.get("text", "")))
+
+    got = wait_events(g.eventlog_root, pred, timeout=120)
+    assert got, f"no message:sent record of the reply holding {needle!r}"
+    return got[0]
+
+
 def ts_seconds(ts: str) -> float:
     return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
@@ -140,7 +153,7 @@ def test_b_key_in_reply_never_reaches_telegram_nor_disk(patched: Gateway) -> Non
     g.send_dm(f"what is my key {marker}", user)
     reply = g.wait_reply(user, since=tg_mark, contains="keep it safe", timeout=180)
     assert "[REDACTED:anthropic-api-key]" in reply.text()
-    time.sleep(1.0)
+    sent_record(g, user, "keep it safe")
     bodies = "\n".join(r.raw.decode("utf-8", "replace") for r in g.telegram.requests)
     assert leaked(bodies, key) is None, "a 12-character piece of the key reached Telegram"
     alerts = wait_events(g.eventlog_root, lambda e: e["event"] == "dlp:alert" and e["chat_id"] == str(user), sub="dlp")
@@ -162,9 +175,10 @@ def test_c_streaming_previews_never_show_a_key_prefix(patched_stream: Gateway) -
     tg_mark = g.telegram.mark()
     g.send_dm(f"stream it {marker}", user)
     g.wait_reply(user, since=tg_mark, contains="really.", timeout=240)
-    time.sleep(1.0)
-    shown = [r for r in g.telegram.calls(since=tg_mark) if r.method in ("sendMessage", "editMessageText")
-             and isinstance(r.body, dict) and str(r.body.get("chat_id")) == str(user)]
+    sent_record(g, user, "really.")
+    shown = [r for r in g.telegram.calls(since=tg_mark)
+             if r.method in ("sendMessage", "editMessageText") and isinstance(r.body, dict)
+             and str(r.body.get("chat_id")) == str(user)]
     assert sum(r.method == "editMessageText" for r in shown) >= 2, "previews stayed on (growing edits)"
     for r in shown:
         t = r.text()
@@ -216,10 +230,12 @@ def test_e_scanner_fault_refuses_the_call_and_alerts(patched_fault: Gateway) -> 
     alerts = wait_events(g.eventlog_root, lambda e: e["event"] == "dlp:alert" and e["chat_id"] == str(user)
                          and e["rule"] == "scanner-error", sub="dlp", timeout=120)
     assert alerts, "a scanner-error alert for the refused reply"
-    time.sleep(3.0)
+    # the end of the wait is an event: the tap's message:sent record of the refused call (a forwarded call would be
+    # in the fake's request list before its record is written)
+    refused = wait_events(g.eventlog_root, lambda e: e["event"] == "message:sent" and e["chat_id"] == str(user),
+                          timeout=120)
     out = [r for r in g.telegram.calls(since=tg_mark) if marker in r.raw.decode("utf-8", "replace")]
     assert out == [], "the reply was forwarded although the scanner failed"
-    refused = [e for e in events(g.eventlog_root) if e["event"] == "message:sent" and e["chat_id"] == str(user)]
     assert refused and all(e["outcome"]["ok"] is False and "payload" not in e for e in refused)
 
 
@@ -248,7 +264,7 @@ def test_g_bot_url_token_and_prose_passwords_redacted_by_both_engines(patched: G
     shown = reply.text()
     assert "bot[REDACTED:telegram-bot-token]/sendMessage" in shown
     assert shown.count("[REDACTED:password-prose]") == 2
-    time.sleep(1.0)
+    sent_record(g, user, "не забудь")
     bodies = "\n".join(r.raw.decode("utf-8", "replace") for r in g.telegram.requests)
     for secret in (token, pw_en, pw_ru):
         assert secret not in bodies, "a secret reached Telegram"

@@ -108,7 +108,7 @@ def test_wheel_in_a_clean_venv(tmp_path: Path) -> None:
     assert r.returncode == 0, rep
     assert [c["result"] for c in rep["changes"]] == ["exact", "exact"] and rep["verified"] is True
     assert rep["verify"]["checks"] == {"update_logged": True, "reply_logged": True, "key_never_sent": True,
-                                       "alert_written": True}
+                                       "alert_written": True, "key_never_stored": True}
     data = home / ".local" / "share" / "openclaw-eventlog"
     assert rep["written"][0] == str(data / "releases" / prev / "manifest.json")
     assert (data / "diffs" / prev / "ingress-bot.diff").is_file()

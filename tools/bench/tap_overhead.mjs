@@ -3,7 +3,8 @@
 //               account throttler, whose rate limits would dominate) and a canned-response fetch (no network);
 //   patched   — the same plus our transformer (real DLP engine, real writer) installed last, for each fsync policy.
 // Interleaved in rounds so drift hits both sides alike. Prints one JSON line per case: p50/p99 per call (µs),
-// the added p50/p99 over the baseline, event-loop delay p99 while the case ran, and the process's peak RSS.
+// the added p50/p99 over the baseline and event-loop delay p99 while the case ran. Peak RSS is per case for real: each
+// case runs once more alone in a child process (--only NAME), which reports its own peak (tap-overhead-memory lines).
 // Cadence: by default a flood (--interval-ms 0: calls back to back, so each one also competes with the previous
 // calls' log appends in flight); --interval-ms 20 paces them like preview edits (on this VM that adds cold-CPU noise
 // to both sides).
@@ -25,6 +26,7 @@ const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? Number(args[i
 const CALLS = opt("--calls", 3000);
 const ROUNDS = opt("--rounds", 5);
 const INTERVAL = opt("--interval-ms", 0);
+const ONLY = args.includes("--only") ? args[args.indexOf("--only") + 1] : null;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const OPENCLAW_DIR = process.env.EVENTLOG_OPENCLAW_DIR
   // else ask the toolchain module (the one place that names the pinned release)
@@ -95,8 +97,21 @@ function scanOnlyBot() {
     scanner: createScanner({ rules, key: loadKey(root) }) }, stderr: () => {} }));
 }
 
-const cases = { baseline: makeBot(null), "tap, no log I/O (decomposition)": scanOnlyBot(),
-  "patched fsync=never": await patchedBot("never"), "patched fsync=batch": await patchedBot("batch") };
+const makers = { baseline: async () => makeBot(null), "tap, no log I/O (decomposition)": async () => scanOnlyBot(),
+  "patched fsync=never": () => patchedBot("never"), "patched fsync=batch": () => patchedBot("batch") };
+if (ONLY !== null) {
+  // one case alone in this process: its peak RSS is the case's own (warm-up plus the same calls as one round each)
+  if (!(ONLY in makers)) throw new Error(`--only: unknown case ${ONLY}`);
+  const bot = await makers[ONLY]();
+  await runCase(bot, 0);
+  for (let r = 0; r < ROUNDS; r++) await runCase(bot, (r + 1) * CALLS);
+  console.log(JSON.stringify({ bench: "tap-overhead-memory", case: ONLY, calls: CALLS * (ROUNDS + 1),
+    peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(0) }));
+  for (const r of roots) rmSync(r, { recursive: true, force: true });
+  process.exit(0);
+}
+const cases = {};
+for (const [name, make] of Object.entries(makers)) cases[name] = await make();
 const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, { t: [], loop: [], rounds: [] }]));
 for (const bot of Object.values(cases)) await runCase(bot, 0); // warm-up: JIT, first files
 for (let r = 0; r < ROUNDS; r++) {
@@ -114,7 +129,7 @@ for (const [name, s] of Object.entries(samples)) {
   console.log(JSON.stringify({ bench: "tap-overhead", case: name, interval_ms: INTERVAL, calls: s.t.length, p50_us: +p50.toFixed(1),
     p99_us: +p99.toFixed(1), added_p50_us: +(p50 - b50).toFixed(1), added_p99_us: +(p99 - b99).toFixed(1),
     ratio_p50: +(p50 / b50).toFixed(2), ratio_p99: +(p99 / b99).toFixed(2),
-    event_loop_delay_p99_ms: +Math.max(...s.loop).toFixed(2), peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(0) }));
+    event_loop_delay_p99_ms: +Math.max(...s.loop).toFixed(2) }));
 }
 // Per round, each case's p99 minus the baseline's p99 of the same round; the median over rounds (a burst of load from
 // other jobs spoils a round, not the result).
@@ -126,3 +141,8 @@ for (const [name, s] of Object.entries(samples)) {
     added_p99_us_by_round: s.rounds.map((r, i) => +(r.p99 - samples.baseline.rounds[i].p99).toFixed(1)) }));
 }
 for (const r of roots) rmSync(r, { recursive: true, force: true });
+// peak RSS per case: each case alone in a child process (the interleaved process above holds all four at once)
+for (const name of Object.keys(makers)) {
+  process.stdout.write(execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--only", name,
+    "--calls", String(CALLS), "--rounds", String(ROUNDS), "--interval-ms", String(INTERVAL)], { encoding: "utf8" }));
+}

@@ -18,24 +18,46 @@ function writeAllowlist(path, fingerprints) {
   renameSync(tmp, path); // atomic, like the Python writer
 }
 
-test("allowlist changes reach a running scanner within the re-stat interval", async () => {
+test("allowlist changes reach a running scanner on the next check; a broken file keeps the last good set", () => {
   const dir = mkdtempSync(join(tmpdir(), "dlp-allow-"));
   try {
     const allowlistPath = join(dir, "allowlist.json");
-    const scanner = createScanner({ rules: loadRules(), key: randomBytes(32), allowlistPath });
+    // check interval 0: every scan re-stats the file, so the test waits on nothing
+    const scanner = createScanner({ rules: loadRules(), key: randomBytes(32), allowlistPath, allowlistCheckMs: 0 });
     const text = `the key ${fakeKey()} is a test fixture`;
     const first = scanner.scan(text);
     assert.equal(first.findings.length, 1);
     writeAllowlist(allowlistPath, [first.findings[0].fingerprint]);
-    await new Promise((r) => setTimeout(r, 1100)); // default re-stat interval is 1 s
     assert.deepEqual(scanner.scan(text).findings, []);
     assert.equal(scanner.filter(text).action, "pass");
-    writeAllowlist(allowlistPath, []); // a later verdict takes it off again
-    await new Promise((r) => setTimeout(r, 1100));
+    // the last good set is non-empty here: a broken file must keep it (a mutant that resets the set on a parse error
+    // would report the finding again)
+    writeFileSync(allowlistPath, "{broken");
+    assert.deepEqual(scanner.scan(text).findings, []);
+    writeFileSync(allowlistPath, JSON.stringify({ v: 1 })); // valid JSON, wrong shape: also kept
+    assert.deepEqual(scanner.scan(text).findings, []);
+    writeAllowlist(allowlistPath, []); // a later good verdict takes it off again
     assert.equal(scanner.scan(text).findings.length, 1);
-    writeFileSync(allowlistPath, "{broken"); // a broken file keeps the last good set instead of throwing
-    await new Promise((r) => setTimeout(r, 1100));
+    rmSync(allowlistPath); // no file: nothing allowed
+    writeAllowlist(allowlistPath, [first.findings[0].fingerprint]);
+    assert.deepEqual(scanner.scan(text).findings, []);
+    rmSync(allowlistPath);
     assert.equal(scanner.scan(text).findings.length, 1);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the default check interval holds a read allowlist for a while (no re-stat on every scan)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "dlp-allow-"));
+  try {
+    const allowlistPath = join(dir, "allowlist.json");
+    const scanner = createScanner({ rules: loadRules(), key: randomBytes(32), allowlistPath,
+      allowlistCheckMs: 3_600_000 });
+    const text = `the key ${fakeKey()} is a test fixture`;
+    const fp = scanner.scan(text).findings[0].fingerprint; // first scan reads (no file yet)
+    writeAllowlist(allowlistPath, [fp]);
+    assert.equal(scanner.scan(text).findings.length, 1); // within the interval: not re-read
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
