@@ -22,13 +22,14 @@ import sys
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import orjson
 
 from . import freshness, schema
 from .errors import EventlogError
-from .layout import log_files, parse_relpath
+from .fsutil import replace_file
+from .layout import log_files
 
 PARQUET_DIR = "parquet"
 UNIT_VERSION = 3  # 3: per-file identity (eventlog/freshness.py); older units are reported and rebuilt by compact
@@ -291,38 +292,17 @@ def _build(root: Path, name: str, files: list[tuple[str, Path]]) -> UnitResult:
         os.fsync(fd)  # durable before it is published: a crash must not leave a record pointing at unwritten blocks
     finally:
         os.close(fd)
-    _write_private(final.with_suffix(".vocab"), "\n".join(sorted(vocab)).encode())
+    replace_file(final.with_suffix(".vocab"), "\n".join(sorted(vocab)).encode())
     os.rename(tmp, final)
     record = {"v": UNIT_VERSION, "unit": name, "parquet": final.name, "parquet_bytes": final.stat().st_size,
               "rows": rows, "sha256": digest.hexdigest(), "skipped_lines": skipped,
               "created": schema.normalize_ts(datetime.now(timezone.utc).isoformat()), "sources": sources}
-    rec_tmp = d / f".{name}.json.tmp"
-    with open(rec_tmp, "wb") as f:
-        f.write(orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(rec_tmp, 0o600)
-    os.rename(rec_tmp, d / f"{name}.json")  # atomic publish: queries see the old unit or the new one, never half
-    dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    # atomic publish: queries see the old unit or the new one, never half
+    replace_file(d / f"{name}.json", orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
     for old in list(d.glob(f"{name}.*.parquet")) + list(d.glob(f"{name}.*.vocab")):
         if old.stem != final.stem:
             old.unlink(missing_ok=True)
     return UnitResult(name, "built", rows, len(files), skipped)
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    tmp = path.with_name("." + path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, data) if data else None
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.rename(tmp, path)
 
 
 def unit_vocabulary(parquet: Path) -> list[str] | None:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 import orjson
 
 from .errors import EventlogError
+from .fsutil import replace_file
 from .layout import RAW, log_files, parse_relpath
 
 
@@ -308,11 +309,5 @@ class Cursor:
 
     def save(self, offsets: dict[str, int]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(orjson.dumps({"v": 1, "offsets": offsets}, option=orjson.OPT_SORT_KEYS))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        replace_file(self.path, orjson.dumps({"v": 1, "offsets": offsets}, option=orjson.OPT_SORT_KEYS))
         self.offsets = offsets

@@ -21,8 +21,6 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 

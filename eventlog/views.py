@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .planner import DLP_FILES, Scope, Sources
+from .planner import Scope, Sources
 
 # The `events` schema: (column, DuckDB type as read from JSONL). JSON-typed columns keep nested objects verbatim.
 EVENT_COLUMNS: tuple[tuple[str, str], ...] = (

@@ -1,7 +1,6 @@
 """apply / status / audit / revert / diffs on a private copy of the REAL installed (pinned) openclaw dist."""
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -173,17 +172,16 @@ def test_upstream_code_changed_after_apply_is_reported(tree: Path) -> None:
 
 
 def test_apply_rolls_back_when_a_write_fails(tree: Path, src: Path) -> None:
-    """A real filesystem fault in the middle of apply (the temp file of the second target cannot be created)
-    leaves the tree exactly as it was."""
+    """A real filesystem fault in the middle of apply (the second target is immutable, `chattr +i`: even root cannot
+    rename over it) leaves the tree exactly as it was."""
     t = targets(tree)
     second = tree / t[SEND]
-    blocker = second.with_name(f".{second.name}.eventlog-tmp-{os.getpid()}")
-    blocker.mkdir()
-    (blocker / "x").write_text("x")
-    code, out, err = run("apply", "--openclaw", str(tree), "--json")
+    subprocess.run(["chattr", "+i", str(second)], check=True)
+    try:
+        code, out, err = run("apply", "--openclaw", str(tree), "--json")
+    finally:
+        subprocess.run(["chattr", "-i", str(second)], check=True)
     assert code == 2 and "rolled back" in err
-    (blocker / "x").unlink()
-    blocker.rmdir()
     assert same_bytes(src, tree) == []
     assert run("status", "--openclaw", str(tree))[0] == 1
 

@@ -20,13 +20,13 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..errors import EventlogError
+from ..fsutil import replace_file
 
 PLUGIN_ID = "eventlog-recall"
 TOOL_NAMES = ("eventlog_search", "eventlog_context")
@@ -77,25 +77,9 @@ def packaged_plugin() -> dict[str, bytes]:
     return {name: base.joinpath(name).read_bytes() for name in PLUGIN_FILES}
 
 
-def _atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+def _atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    replace_file(path, data, "eventlog-tmp", mode)
 
 
 # -- the config file -------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from eventlog import __version__
+from eventlog.fsutil import replace_file
 from eventlog.patchset.errors import PatchError
 from eventlog.patchset.locate import Scan, anchor_report, decode, encode, patch_text, scan_tree, strip_ours
 from eventlog.patchset.manifest import Manifest, load_manifest, sha256_bytes, sha256_file
@@ -53,15 +54,9 @@ def _read_record(pkg: Path, m: Manifest) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) else {"corrupt": True}
 
 
-def _write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    tmp = path.with_name(f".{path.name}.eventlog-tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    if mode is not None:
-        os.chmod(tmp, mode)
-    os.replace(tmp, path)
+def _write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Files inside OpenClaw's install keep their mode (the gateway may run as another user than the installer)."""
+    replace_file(path, data, "eventlog-tmp", mode)
 
 
 def _fsync_dir(path: Path) -> None:
