@@ -1,0 +1,111 @@
+"""The Python engine's keyword prefilter: which rules have a keyword in the lower-cased text, in a few regex scans.
+
+The selection is exactly "some keyword of the rule is a substring of the lower-cased text" (the JS engine's prefilter
+selects the same set in its own way); only the cost differs. CPython has no multi-needle search, and one `k in text`
+costs 1–4 µs per 2.4 KB message (a message with an emoji is a 4-byte-per-character string), so ~130 keywords cost
+~200 µs. Here each keyword is found through its rarest character (its *anchor*): one compiled regex per anchor
+character starts with that character as a literal, so `re` skips to its occurrences in a tight C loop, and tries
+there, as alternatives, each keyword's text before the anchor (a fixed-width lookbehind) and after it (a lookahead).
+Rare anchor characters share one regex (a charset prefix: one scan for all of them). Python code runs only per real
+keyword occurrence.
+
+Exactness. A regex reports the first alternative that matches at a position; alternatives go longest first, and a
+reported keyword also proves every keyword that is a substring of it. Two keywords that could both match at the same
+anchor position while neither contains the other go to different regexes ("layers"), so no occurrence is shadowed.
+Single-character keywords are one character-class search per set of rules they select. tests/test_dlp_prefilter.py
+checks the selection against the plain `k in low` definition on the vectors, the external corpus and random text.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+# Characters from rare to common in chat text (punctuation and digits, then Latin, then Cyrillic letters by frequency);
+# a character not listed is rarer than all of them.
+RARITY = {c: i for i, c in enumerate("_:/*.-0123456789zqxjkvbpygfwmucldrhsnioate"
+                                     "ёъфэщцюшжхйчбзгьыяупдмклврстниаео ")}
+# anchor characters up to this rank share one regex; the more common ones get a regex each
+SHARED_RANK = RARITY["m"]
+
+
+def _anchor(k: str) -> int:
+    """Offset of k's rarest character (the first of equals)."""
+    return min(range(len(k)), key=lambda j: RARITY.get(k[j], -1))
+
+
+def _window(k: str, j: int) -> tuple[int, int]:
+    return -j, len(k) - j
+
+
+def _compatible(a: str, ja: int, b: str, jb: int) -> bool:
+    """a and b, aligned on their anchors, agree on every character they share (so both can match at one position)."""
+    lo = max(-ja, -jb)
+    hi = min(len(a) - ja, len(b) - jb)
+    return all(a[ja + x] == b[jb + x] for x in range(lo, hi))
+
+
+def _contains(a: str, ja: int, b: str, jb: int) -> bool:
+    """b's aligned window lies inside a's."""
+    return -jb >= -ja and len(b) - jb <= len(a) - ja
+
+
+class KeywordPrefilter:
+    def __init__(self, keywords: dict[str, Iterable[int]]) -> None:
+        """keywords: lower-cased keyword -> indices of the rules it selects."""
+        kw = {k: frozenset(v) for k, v in keywords.items() if k}
+        # a keyword found proves every keyword that is a substring of it
+        self._proves = {k: frozenset().union(*(v for s, v in kw.items() if s in k)) for k in kw}
+        by_set: dict[frozenset[int], list[str]] = {}
+        for k, v in kw.items():
+            if len(k) == 1:
+                by_set.setdefault(v, []).append(k)
+        self._singles = [(re.compile("[" + "".join(re.escape(c) for c in sorted(cs)) + "]"), v)
+                         for v, cs in by_set.items()]
+        groups: dict[str, list[list[tuple[str, int]]]] = {}
+        for k in sorted((k for k in kw if len(k) > 1), key=lambda k: (-len(k), k)):
+            j = _anchor(k)
+            layers = groups.setdefault(k[j], [])
+            for layer in layers:
+                if not any(_compatible(k, j, o, jo) and not _contains(o, jo, k, j) for o, jo in layer):
+                    layer.append((k, j))
+                    break
+            else:
+                layers.append([(k, j)])
+        shared: list[list[tuple[str, int]]] = []  # layer number -> keywords of rare anchors
+        own: list[list[tuple[str, int]]] = []
+        for c, layers in groups.items():
+            if RARITY.get(c, -1) <= SHARED_RANK:
+                for n, layer in enumerate(layers):
+                    if n == len(shared):
+                        shared.append([])
+                    shared[n] += layer
+            else:
+                own += layers
+        # each regex: (compiled, proved rule sets by group number)
+        self._scans: list[tuple[re.Pattern[str], list[frozenset[int]]]] = []
+        for layer in shared + own:
+            by_char: dict[str, list[tuple[str, int]]] = {}
+            for k, j in sorted(layer, key=lambda x: (-len(x[0]), x[0])):  # longest first: it proves the others
+                by_char.setdefault(k[j], []).append((k, j))
+            alts: list[str] = []
+            proves: list[frozenset[int]] = [frozenset()]  # by group number: one empty group per keyword, in order
+            for c, ks in by_char.items():
+                one = []
+                for k, j in ks:
+                    pre, post = k[:j + 1], k[j + 1:]
+                    one.append((f"(?<={re.escape(pre)})" if len(pre) > 1 else "")
+                               + (f"(?={re.escape(post)})" if post else "") + "()")
+                    proves.append(self._proves[k])
+                alts.append(f"{re.escape(c)}(?:{'|'.join(one)})")
+            self._scans.append((re.compile("|".join(alts)), proves))
+
+    def select(self, low: str) -> set[int]:
+        """Indices of the rules with a keyword in `low` (already lower-cased)."""
+        sel: set[int] = set()
+        for rx, v in self._singles:
+            if rx.search(low) is not None:
+                sel |= v
+        for rx, proves in self._scans:
+            for m in rx.finditer(low):
+                sel |= proves[m.lastindex]  # type: ignore[index]
+        return sel
