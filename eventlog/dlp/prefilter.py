@@ -5,7 +5,8 @@ selects the same set in its own way); only the cost differs. CPython has no mult
 costs 1–4 µs per 2.4 KB message (a message with an emoji is a 4-byte-per-character string), so ~130 keywords cost
 ~200 µs. Here each keyword is found through its rarest character (its *anchor*): one compiled regex per anchor
 character starts with that character as a literal, so `re` skips to its occurrences in a tight C loop, and tries
-there, as alternatives, each keyword's text before the anchor (a fixed-width lookbehind) and after it (a lookahead).
+there, as alternatives, each keyword's rest after the anchor (literals) and the whole keyword behind (a fixed-width
+lookbehind).
 Rare anchor characters share one regex (a charset prefix: one scan for all of them). Python code runs only per real
 keyword occurrence.
 
@@ -85,16 +86,19 @@ class KeywordPrefilter:
         self._scans: list[tuple[re.Pattern[str], list[frozenset[int]]]] = []
         for layer in shared + own:
             by_char: dict[str, list[tuple[str, int]]] = {}
-            for k, j in sorted(layer, key=lambda x: (-len(x[0]), x[0])):  # longest first: it proves the others
+            # Within a layer the keywords that match at one position are nested, so the longest proves the rest: the
+            # longest must come first. Those that end at the anchor go last (any keyword containing one of them is
+            # longer, and any keyword one of them contains also ends at the anchor), so all the others can begin with
+            # a literal, which `re` rejects with one comparison.
+            for k, j in sorted(layer, key=lambda x: (len(x[0]) == x[1] + 1, -len(x[0]), x[0])):
                 by_char.setdefault(k[j], []).append((k, j))
             alts: list[str] = []
             proves: list[frozenset[int]] = [frozenset()]  # by group number: one empty group per keyword, in order
             for c, ks in by_char.items():
                 one = []
                 for k, j in ks:
-                    pre, post = k[:j + 1], k[j + 1:]
-                    one.append((f"(?<={re.escape(pre)})" if len(pre) > 1 else "")
-                               + (f"(?={re.escape(post)})" if post else "") + "()")
+                    # the rest of the keyword consumed, then the whole keyword checked behind
+                    one.append(re.escape(k[j + 1:]) + (f"(?<={re.escape(k)})" if j else "") + "()")
                     proves.append(self._proves[k])
                 alts.append(f"{re.escape(c)}(?:{'|'.join(one)})")
             self._scans.append((re.compile("|".join(alts)), proves))
@@ -106,6 +110,9 @@ class KeywordPrefilter:
             if rx.search(low) is not None:
                 sel |= v
         for rx, proves in self._scans:
-            for m in rx.finditer(low):
+            # a match consumes the keyword's rest, so the next search starts one character after its anchor
+            m = rx.search(low)
+            while m is not None:
                 sel |= proves[m.lastindex]  # type: ignore[index]
+                m = rx.search(low, m.start() + 1)
         return sel
