@@ -125,7 +125,7 @@ class Scanner:
         for r in rules.rules:
             for k in r.keywords:
                 kw.setdefault(k, []).append(r.index)
-        self._prefilter = KeywordPrefilter(kw)
+        self._prefilter = KeywordPrefilter(kw, track=[r.index for r in rules.rules if r.anchor])
         # rule index -> the compiled search regex (an equivalent, faster spelling of the rule's pattern where one exists)
         self._rx = [r.rx if fast_pattern(r.pattern) == r.pattern else re.compile(fast_pattern(r.pattern), r.rx.flags)
                     for r in rules.rules]
@@ -162,7 +162,8 @@ class Scanner:
     def candidates(self, t: str) -> list[tuple[int, int, int]]:
         """(rule index, start, end) for every accepted match in t, before overlap resolution."""
         lower = t.lower()
-        selected = self._prefilter.select(lower)
+        selected, kw_starts = self._prefilter.scan(lower)
+        tracked = self._prefilter.tracked
         out = []
         rules = self.rules.rules
         same_len = len(lower) == len(t)
@@ -172,7 +173,9 @@ class Scanner:
             pos = 0
             # anchored rules: every match starts at a keyword occurrence, so the regex is tried only there, in
             # order (the same result as searching every position)
-            starts = _occurrences(lower, r.keywords) if r.anchor and same_len else None
+            starts = None
+            if r.anchor and same_len:
+                starts = sorted(kw_starts.get(ri, ())) if ri in tracked else _occurrences(lower, r.keywords)
             k = 0
             while True:
                 if starts is None:

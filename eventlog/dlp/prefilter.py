@@ -38,6 +38,11 @@ def _window(k: str, j: int) -> tuple[int, int]:
     return -j, len(k) - j
 
 
+def _offsets(k: str, s: str) -> list[int]:
+    """Every offset at which s occurs in k."""
+    return [o for o in range(len(k) - len(s) + 1) if k.startswith(s, o)]
+
+
 def _compatible(a: str, ja: int, b: str, jb: int) -> bool:
     """a and b, aligned on their anchors, agree on every character they share (so both can match at one position)."""
     lo = max(-ja, -jb)
@@ -51,11 +56,18 @@ def _contains(a: str, ja: int, b: str, jb: int) -> bool:
 
 
 class KeywordPrefilter:
-    def __init__(self, keywords: dict[str, Iterable[int]]) -> None:
-        """keywords: lower-cased keyword -> indices of the rules it selects."""
+    def __init__(self, keywords: dict[str, Iterable[int]], track: Iterable[int] = ()) -> None:
+        """keywords: lower-cased keyword -> indices of the rules it selects. track: rules whose keyword occurrences
+        `scan` also reports (the keyword-anchored rules), as start offsets."""
         kw = {k: frozenset(v) for k, v in keywords.items() if k}
         # a keyword found proves every keyword that is a substring of it
         self._proves = {k: frozenset().union(*(v for s, v in kw.items() if s in k)) for k in kw}
+        # tracked rules with a one-character keyword are left to the caller (those are found by a class search)
+        self.tracked = frozenset(track) - {i for k, v in kw.items() if len(k) == 1 for i in v}
+        # ... and at each occurrence of a keyword, every occurrence of a tracked rule's keyword inside it, as
+        # (rule, offset from the keyword's start)
+        self._inside = {k: tuple((i, o) for s, v in kw.items() for o in _offsets(k, s) for i in v if i in self.tracked)
+                        for k in kw}
         by_set: dict[frozenset[int], list[str]] = {}
         for k, v in kw.items():
             if len(k) == 1:
@@ -82,8 +94,9 @@ class KeywordPrefilter:
                     shared[n] += layer
             else:
                 own += layers
-        # each regex: (compiled, proved rule sets by group number)
-        self._scans: list[tuple[re.Pattern[str], list[frozenset[int]]]] = []
+        # each regex: (compiled, proved rule sets by group number, (anchor offset, tracked occurrences) by group)
+        self._scans: list[tuple[re.Pattern[str], list[frozenset[int]],
+                                list[tuple[int, tuple[tuple[int, int], ...]]]]] = []
         for layer in shared + own:
             by_char: dict[str, list[tuple[str, int]]] = {}
             # Within a layer the keywords that match at one position are nested, so the longest proves the rest: the
@@ -93,26 +106,41 @@ class KeywordPrefilter:
             for k, j in sorted(layer, key=lambda x: (len(x[0]) == x[1] + 1, -len(x[0]), x[0])):
                 by_char.setdefault(k[j], []).append((k, j))
             alts: list[str] = []
-            proves: list[frozenset[int]] = [frozenset()]  # by group number: one empty group per keyword, in order
+            # by group number (one empty group per keyword, in order): the rules it proves, and its anchor offset and
+            # tracked occurrences
+            proves: list[frozenset[int]] = [frozenset()]
+            inside: list[tuple[int, tuple[tuple[int, int], ...]]] = [(0, ())]
             for c, ks in by_char.items():
                 one = []
                 for k, j in ks:
                     # the rest of the keyword consumed, then the whole keyword checked behind
                     one.append(re.escape(k[j + 1:]) + (f"(?<={re.escape(k)})" if j else "") + "()")
                     proves.append(self._proves[k])
+                    inside.append((j, self._inside[k]))
                 alts.append(f"{re.escape(c)}(?:{'|'.join(one)})")
-            self._scans.append((re.compile("|".join(alts)), proves))
+            self._scans.append((re.compile("|".join(alts)), proves, inside))
 
     def select(self, low: str) -> set[int]:
         """Indices of the rules with a keyword in `low` (already lower-cased)."""
+        return self.scan(low)[0]
+
+    def scan(self, low: str) -> tuple[set[int], dict[int, set[int]]]:
+        """(the rules with a keyword in `low`, for each tracked one of them the start offsets of all occurrences of
+        its keywords)."""
         sel: set[int] = set()
+        starts: dict[int, set[int]] = {}
         for rx, v in self._singles:
             if rx.search(low) is not None:
                 sel |= v
-        for rx, proves in self._scans:
+        for rx, proves, inside in self._scans:
             # a match consumes the keyword's rest, so the next search starts one character after its anchor
             m = rx.search(low)
             while m is not None:
-                sel |= proves[m.lastindex]  # type: ignore[index]
+                g = m.lastindex
+                sel |= proves[g]  # type: ignore[index]
+                j, occ = inside[g]  # type: ignore[index]
+                k0 = m.start() - j
+                for i, o in occ:
+                    starts.setdefault(i, set()).add(k0 + o)
                 m = rx.search(low, m.start() + 1)
-        return sel
+        return sel, starts
