@@ -89,9 +89,9 @@ def latency_js(texts: list[tuple[str, bool]], repeat: int, pick=statistics.media
     from dlp_support import DRIVER, node_bin
 
     items = [{"id": i, "text": t, "html": h} for i, (t, h) in enumerate(texts)]
-    # warm-up: one pass over every message, so V8 has compiled (and settled) every rule's path before the timed
-    # scans — the steady state of a long-running gateway; with only the first 200 messages the rarer paths were
-    # still being optimised during the timing (p99 +20-60 % in A/B runs here)
+    # warm-up: one pass over every message, so V8 has compiled every rule's path before the timed scans — the steady
+    # state of a long-running gateway (against the first 200 only: p99 0.079-0.106 vs 0.084-0.105 ms in four
+    # alternating runs here, within the noise of a loaded machine; it removes a source of doubt, not a cost)
     warm = [{"id": -1 - i, "text": t, "html": h} for i, (t, h) in enumerate(texts)]
     data = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in warm + items).encode()
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
