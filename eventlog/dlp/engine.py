@@ -57,7 +57,7 @@ def mask(secret: str) -> str:
 
 # A pattern that begins with a quantified character class, `[0-9]{10}`: CPython's `re` finds no first-character set
 # for it and runs the whole matcher at every position. `[0-9][0-9]{9}` is the same regex (same matches, same
-# backtracking order) and lets `re` skip in C to the positions that can begin a match (2-5x faster for the digit rules).
+# backtracking order) and lets `re` skip in C to the positions that can begin a match (~2x on iban and the digit rules).
 _LEAD_REPEAT = re.compile(r"(\[(?:\\.|[^\]\\])+\])\{([0-9]+)(?:(,)([0-9]*))?\}(?![?+])")
 
 
