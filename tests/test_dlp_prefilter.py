@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from eventlog.dlp.engine import Scanner, _occurrences, fast_pattern
-from eventlog.dlp.prefilter import KeywordPrefilter
+from eventlog.dlp.prefilter import MAX_MATCHES, KeywordPrefilter
 from eventlog.dlp.rules import RuleSet, load_rules
 
 TESTS = Path(__file__).parent
@@ -60,10 +60,18 @@ def adversarial(r: random.Random, keywords: list[str], n: int) -> list[str]:
     return out
 
 
+def repetitive(keywords: list[str]) -> list[str]:
+    """Texts that repeat keywords more often than MAX_MATCHES (the prefilter then looks the rest up one by one)."""
+    out = [(k + sep) * (MAX_MATCHES + 8) for k in keywords for sep in (" ", "")]
+    out += [" ".join(keywords) * 3, "-" * 4096, ("| a | b |\n|---|---|\n" * 200), ("sk-" * 1400)]
+    return out
+
+
 def texts() -> list[str]:
     r = random.Random(1616)
     gen = [m["text"] for m in dlp_corpus.corpus(1500, seed=1616)]
-    return VECTORS + EXTERNAL + gen + adversarial(r, sorted(keyword_map(RULES)), 3000)
+    kws = sorted(keyword_map(RULES))
+    return VECTORS + EXTERNAL + gen + adversarial(r, kws, 3000) + repetitive(kws)
 
 
 def test_prefilter_selects_exactly_the_rules_with_a_keyword() -> None:
@@ -97,8 +105,10 @@ def test_prefilter_layers_on_random_nested_keywords(seed: int) -> None:
     for k, v in kw.items():
         for i in v:
             by_rule.setdefault(i, []).append(k)
-    for _ in range(300):
-        low = "".join(r.choice(alphabet + "z") for _ in range(r.randint(0, 40)))
+    for n in range(300):
+        # every tenth text long enough that a regex reports more than MAX_MATCHES occurrences
+        size = r.randint(0, 40) if n % 10 else r.randint(100, 400)
+        low = "".join(r.choice(alphabet + "z") for _ in range(size))
         sel, starts = pf.scan(low)
         assert sel == definition(kw, low), (kw, low)
         for i in pf.tracked & sel:

@@ -27,11 +27,16 @@ RARITY = {c: i for i, c in enumerate("_:/*.-0123456789zqxjkvbpygfwmucldrhsnioate
                                      "ёъфэщцюшжхйчбзгьыяупдмклврстниаео ")}
 # anchor characters up to this rank share one regex; the more common ones get a regex each
 SHARED_RANK = RARITY["m"]
+# keyword occurrences one regex reports before its keywords are looked up one by one instead (bounds the Python loop
+# on a text that repeats a keyword: `pay pay pay …`)
+MAX_MATCHES = 32
 
 
 def _anchor(k: str) -> int:
-    """Offset of k's rarest character (the first of equals)."""
-    return min(range(len(k)), key=lambda j: RARITY.get(k[j], -1))
+    """Offset of k's rarest character (the first of equals), not the last one: the rest after the anchor is then never
+    empty, so every alternative begins with a literal (an alternative that begins with a lookbehind is entered at
+    every occurrence of the anchor: a line of 4,000 dashes took 6x the old prefilter)."""
+    return min(range(len(k) - 1), key=lambda j: RARITY.get(k[j], -1))
 
 
 def _window(k: str, j: int) -> tuple[int, int]:
@@ -94,16 +99,16 @@ class KeywordPrefilter:
                     shared[n] += layer
             else:
                 own += layers
-        # each regex: (compiled, proved rule sets by group number, (anchor offset, tracked occurrences) by group)
+        # each regex: (compiled, proved rule sets by group number, (anchor offset, tracked occurrences) by group,
+        # its keywords)
         self._scans: list[tuple[re.Pattern[str], list[frozenset[int]],
-                                list[tuple[int, tuple[tuple[int, int], ...]]]]] = []
+                                list[tuple[int, tuple[tuple[int, int], ...]]], list[str]]] = []
         for layer in shared + own:
             by_char: dict[str, list[tuple[str, int]]] = {}
             # Within a layer the keywords that match at one position are nested, so the longest proves the rest: the
-            # longest must come first. Those that end at the anchor go last (any keyword containing one of them is
-            # longer, and any keyword one of them contains also ends at the anchor), so all the others can begin with
-            # a literal, which `re` rejects with one comparison.
-            for k, j in sorted(layer, key=lambda x: (len(x[0]) == x[1] + 1, -len(x[0]), x[0])):
+            # longest must come first. Each alternative begins with the literal rest after the anchor (never empty),
+            # which `re` rejects with one comparison.
+            for k, j in sorted(layer, key=lambda x: (-len(x[0]), x[0])):
                 by_char.setdefault(k[j], []).append((k, j))
             alts: list[str] = []
             # by group number (one empty group per keyword, in order): the rules it proves, and its anchor offset and
@@ -118,7 +123,8 @@ class KeywordPrefilter:
                     proves.append(self._proves[k])
                     inside.append((j, self._inside[k]))
                 alts.append(f"{re.escape(c)}(?:{'|'.join(one)})")
-            self._scans.append((re.compile("|".join(alts)), proves, inside))
+            words = [k for ks in by_char.values() for k, _ in ks]
+            self._scans.append((re.compile("|".join(alts)), proves, inside, words))
 
     def select(self, low: str) -> set[int]:
         """Indices of the rules with a keyword in `low` (already lower-cased)."""
@@ -132,10 +138,15 @@ class KeywordPrefilter:
         for rx, v in self._singles:
             if rx.search(low) is not None:
                 sel |= v
-        for rx, proves, inside in self._scans:
+        for rx, proves, inside, words in self._scans:
             # a match consumes the keyword's rest, so the next search starts one character after its anchor
             m = rx.search(low)
+            n = MAX_MATCHES
             while m is not None:
+                n -= 1
+                if n < 0:  # a text that repeats a keyword: the plain definition costs less from here
+                    self._plain(low, words, sel, starts)
+                    break
                 g = m.lastindex
                 sel |= proves[g]  # type: ignore[index]
                 j, occ = inside[g]  # type: ignore[index]
@@ -144,3 +155,16 @@ class KeywordPrefilter:
                     starts.setdefault(i, set()).add(k0 + o)
                 m = rx.search(low, m.start() + 1)
         return sel, starts
+
+    def _plain(self, low: str, words: list[str], sel: set[int], starts: dict[int, set[int]]) -> None:
+        """What the scans of `words` would add to (sel, starts), by `k in low` and `find`."""
+        for k in words:
+            i = low.find(k)
+            if i < 0:
+                continue
+            sel |= self._proves[k]
+            if self._inside[k]:
+                while i >= 0:
+                    for r, o in self._inside[k]:
+                        starts.setdefault(r, set()).add(i + o)
+                    i = low.find(k, i + 1)
