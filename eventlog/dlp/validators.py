@@ -10,6 +10,7 @@ import base64
 import json
 import math
 import zlib
+from collections import Counter
 from typing import Callable
 
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -275,9 +276,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
 
 def entropy(s: str) -> float:
     """Shannon entropy in bits per code point. Summed in first-occurrence order, like the JS engine."""
-    counts: dict[str, int] = {}
-    for ch in s:
-        counts[ch] = counts.get(ch, 0) + 1
+    counts = Counter(s)  # counted in C; a dict, so its order is first occurrence too
     n = len(s)
     h = 0.0
     for c in counts.values():

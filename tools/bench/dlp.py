@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -57,27 +58,41 @@ def precision_recall(sc: Scanner, msgs: list[dict]) -> tuple[list[dict], dict]:
     return rows, {"tp": T, "fp": F, "fn": N, "precision": T / (T + F) if T + F else 1.0, "recall": T / (T + N) if T + N else 1.0}
 
 
-def latency_python(sc: Scanner, texts: list[tuple[str, bool]], repeat: int, pick=statistics.median) -> list[float]:
+# issue 16 item 5: p99 per 2.4 KB message, per message the median of 5 scans
+GOALS_MS = {"python (eventlog)": 0.5, "js (dlp.mjs)": 0.1}
+
+
+def latency_python(sc: Scanner, texts: list[tuple[str, bool]], repeat: int, pick=statistics.median,
+                   cpu: list[float] | None = None) -> list[float]:
     """Per message, the median (or `pick`) of `repeat` timed scans (ms): the spread across messages is the engine's,
-    not the scheduler's (the machine is shared; one preempted scan would otherwise set the p99)."""
+    not the scheduler's (the machine is shared; one preempted scan would otherwise set the p99). With `cpu`, the same
+    pick of each message's CPU times (process time, not disturbed by other processes) is appended there."""
     for t, h in texts[:50]:
         sc.scan(t, html=h)  # warm-up
     out = []
     for t, h in texts:
-        xs = []
+        xs, cs = [], []
         for _ in range(repeat):
+            c0 = time.process_time_ns()
             t0 = time.perf_counter_ns()
             sc.scan(t, html=h)
             xs.append((time.perf_counter_ns() - t0) / 1e6)
+            cs.append((time.process_time_ns() - c0) / 1e6)
         out.append(pick(xs))
+        if cpu is not None:
+            cpu.append(pick(cs))
     return out
 
 
-def latency_js(texts: list[tuple[str, bool]], repeat: int, pick=statistics.median) -> tuple[list[float], int]:
+def latency_js(texts: list[tuple[str, bool]], repeat: int, pick=statistics.median,
+               cpu: list[float] | None = None) -> tuple[list[float], int]:
     from dlp_support import DRIVER, node_bin
 
     items = [{"id": i, "text": t, "html": h} for i, (t, h) in enumerate(texts)]
-    warm = [{"id": -1 - i, "text": t, "html": h} for i, (t, h) in enumerate(texts[:200])]
+    # warm-up: one pass over every message, so V8 has compiled every rule's path before the timed scans — the steady
+    # state of a long-running gateway (against the first 200 only: p99 0.079-0.106 vs 0.084-0.105 ms in four
+    # alternating runs here, within the noise of a loaded machine; it removes a source of doubt, not a cost)
+    warm = [{"id": -1 - i, "text": t, "html": h} for i, (t, h) in enumerate(texts)]
     data = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in warm + items).encode()
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     p = subprocess.run([node_bin(), str(DRIVER), "--key-hex", KEY.hex(), "--bench", "--repeat", str(repeat)],
@@ -88,6 +103,8 @@ def latency_js(texts: list[tuple[str, bool]], repeat: int, pick=statistics.media
         o = json.loads(line)
         if o["id"] >= 0:
             ms.append(pick(o["ns"]) / 1e6)
+            if cpu is not None:
+                cpu.append(pick(o["cpu_us"]) / 1e3)
     return ms, rss
 
 
@@ -185,22 +202,35 @@ def main(argv: list[str]) -> int:
     lat = dlp_corpus.corpus(a.latency, seed=a.seed + 1, pad_to=2400)
     texts = [(m["text"], m["html"]) for m in lat]
     avg_len = statistics.mean(len(t.encode()) for t, _ in texts)
-    py = latency_python(sc, texts, a.repeat)
-    js, js_rss = latency_js(texts, a.repeat)
+    load0 = os.getloadavg()[0]
+    py_cpu: list[float] = []
+    js_cpu: list[float] = []
+    py = latency_python(sc, texts, a.repeat, cpu=py_cpu)
+    js, js_rss = latency_js(texts, a.repeat, cpu=js_cpu)
     ds = latency_detect_secrets(texts, a.repeat)
-    res["latency"] = {"messages": len(texts), "avg_bytes": round(avg_len)}
+    load1 = os.getloadavg()[0]
+    res["latency"] = {"messages": len(texts), "avg_bytes": round(avg_len), "loadavg": [load0, load1]}
     print(f"\n== latency per message ({len(texts)} messages, avg {avg_len:.0f} bytes; per message the median of {a.repeat} "
-          f"warm scans, the same sampling for all three engines)")
-    print(f"{'engine':<22} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8}  vs detect-secrets p50/p99")
+          f"warm scans, the same sampling for all three engines; load average {load0:.1f} → {load1:.1f} on "
+          f"{os.cpu_count()} CPUs)")
+    print(f"{'engine':<22} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'goal p99':>9}  vs detect-secrets p50/p99")
     base = (pct(ds, 50), pct(ds, 99)) if ds else None
     for name, xs in (("python (eventlog)", py), ("js (dlp.mjs)", js), ("detect-secrets 1.5.0", ds)):
         if not xs:
             print(f"{name:<22} not installed (pip install detect-secrets==1.5.0)")
             continue
         p50, p99 = pct(xs, 50), pct(xs, 99)
+        goal = GOALS_MS.get(name)
+        verdict = f"≤ {goal:<4} {'met' if p99 <= goal else 'NOT met'}" if goal else "baseline"
         ratio = f"  {base[0] / p50:6.0f}x / {base[1] / p99:5.0f}x faster" if base and name != "detect-secrets 1.5.0" else ""
-        print(f"{name:<22} {p50:>8.4f} {p99:>8.4f} {statistics.mean(xs):>8.4f}{ratio}")
-        res["latency"][name] = {"p50_ms": p50, "p99_ms": p99, "mean_ms": statistics.mean(xs)}
+        print(f"{name:<22} {p50:>8.4f} {p99:>8.4f} {statistics.mean(xs):>8.4f}  {verdict:<13}{ratio}")
+        res["latency"][name] = {"p50_ms": p50, "p99_ms": p99, "mean_ms": statistics.mean(xs), "goal_p99_ms": goal,
+                                "goal_met": (p99 <= goal) if goal else None}
+    # CPU time of the same scans (the same pick per message): what the engine costs, whatever else runs on the machine
+    print(f"CPU time per message, same scans: python p50 {pct(py_cpu, 50):.4f} p99 {pct(py_cpu, 99):.4f} ms; "
+          f"js p50 {pct(js_cpu, 50):.4f} p99 {pct(js_cpu, 99):.4f} ms (process.cpuUsage: 1 µs steps)")
+    res["latency"]["cpu"] = {"python": {"p50_ms": pct(py_cpu, 50), "p99_ms": pct(py_cpu, 99)},
+                             "js": {"p50_ms": pct(js_cpu, 50), "p99_ms": pct(js_cpu, 99)}}
     res["latency"]["js_peak_rss_mb"] = round(js_rss / 1024, 1)
     # The same with the fastest of the repeats per message: on a shared machine this is the closest estimate of the
     # engine's own cost (a scan that was never preempted).

@@ -2,7 +2,8 @@
 //   node dlp-driver.mjs --key-hex HEX [--rules PATH] [--allowlist PATH] [--allowlist-check-ms N] [--bench]
 // stdin: JSON Lines {"id", "text", "html"?, "preview"?}; stdout: one line per input
 //   {"id", "findings": [...], "holdBack", "filter": {"text", "action", "held"}}
-// With --bench: {"id", "ns": [per-repeat nanoseconds]} after --repeat N scans of each text (default 1).
+// With --bench: {"id", "ns": [per-repeat nanoseconds], "cpu_us": [per-repeat CPU microseconds]} after --repeat N scans
+// of each text (default 1).
 import { createInterface } from "node:readline";
 import { createScanner, loadRules } from "./dlp.mjs";
 
@@ -25,13 +26,16 @@ for await (const line of rl) {
   const m = JSON.parse(line);
   const o = { html: !!m.html, preview: !!m.preview };
   if (bench) {
-    const ns = [];
+    const ns = [], cpu = [];
     for (let i = 0; i < repeat; i++) {
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       scanner.scan(m.text, o);
       ns.push(Number(process.hrtime.bigint() - t0));
+      const c = process.cpuUsage(c0);
+      cpu.push(c.user + c.system);
     }
-    out.push(JSON.stringify({ id: m.id, ns }) + "\n");
+    out.push(JSON.stringify({ id: m.id, ns, cpu_us: cpu }) + "\n");
   } else {
     const r = scanner.scan(m.text, o);
     const f = scanner.filter(m.text, o);

@@ -18,7 +18,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { VALIDATORS, entropy } from "./dlp-validators.mjs";
+import { VALIDATORS, cpLength, entropy } from "./dlp-validators.mjs";
 import { parseHtml, closers, tagsWithin } from "./dlp-html.mjs";
 
 export const BLOCK_NOTICE = (rules) => `[withheld by DLP: ${rules.join(", ")}]`;
@@ -92,9 +92,11 @@ const UTF16 = new TextDecoder("utf-16le");
 
 // ---- helpers shared with the Python engine's semantics -------------------------------------------------------------
 export function mask(secret) {
-  const cps = Array.from(secret);
-  const keep = Math.min(4, Math.floor(cps.length / 4));
-  return `${cps.slice(0, keep).join("")}…[${cps.length}]`;
+  const n = cpLength(secret);
+  const keep = Math.min(4, Math.floor(n / 4));
+  let j = 0;
+  for (let k = 0; k < keep; k++) j += secret.codePointAt(j) > 0xffff ? 2 : 1;
+  return `${secret.slice(0, j)}…[${n}]`;
 }
 const isLetter = (c) => (c >= "a" && c <= "z") || (c >= "а" && c <= "я") || c === "ё";
 
@@ -112,14 +114,17 @@ function hasWord(part, words) {
 
 function compileRule(r, index) {
   const flags = r.flags || "";
+  // (spelling a leading `[C]{n}` as `[C][C]{n-1}`, which makes Python's re 5-10x faster on the digit rules, costs
+  // V8 ~5 % CPU: irregexp already skips to possible starts, so the JS engine compiles the patterns as written)
+  const pattern = r.pattern;
   const rule = {
     index, id: r.id, severity: r.severity, action: r.action, group: r.group || 0,
     keywords: r.keywords, validator: r.validator ?? null, entropy: r.entropy ?? null,
     context: r.context ?? null, stopwords: r.stopwords || [], holdback: r.holdback ?? null,
     // d (match indices) only where a group is reported: it costs time on every match
-    rx: new RegExp(r.pattern, "gu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : "")),
+    rx: new RegExp(pattern, "gu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : "")),
   };
-  if (r.anchor === "keywords") rule.anchorRx = new RegExp(r.pattern, "yu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : ""));
+  if (r.anchor === "keywords") rule.anchorRx = new RegExp(pattern, "yu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : ""));
   const left = r.left === undefined ? "A-Za-z0-9_" : r.left;
   rule.leftRx = left ? new RegExp(`^[${left}]$`, "u") : null;
   if (rule.holdback) {
