@@ -29,13 +29,15 @@ export function encodeForms(event, prev) {
   for (const k of keys) {
     if (!k.isWellFormed()) throw new BadEvent("event cannot be encoded: a key contains a lone surrogate");
     const name = JSON.stringify(k);
-    const member = name + ":" + encode(event[k]);
+    const value = encode(event[k]);
+    const member = name + ":" + value;
     line.push(member);
     if (k === "salt") continue;
-    form.push(CONTENT.has(k) ? `${name}:{"c":"${commit(salt, k, member.slice(name.length + 1))}"}` : member);
+    form.push(CONTENT.has(k) ? `${name}:{"c":"${commit(salt, k, value)}"}` : member);
   }
   const text = "{" + line.join(",") + "}";
-  const size = Buffer.byteLength(text, "utf8");
+  // a UTF-16 unit is at most 3 UTF-8 bytes: only a line that could be over the limit is measured
+  const size = text.length * 3 > MAX_LINE ? Buffer.byteLength(text, "utf8") : 0;
   if (size > MAX_LINE) throw new BadEvent(`event is ${size} bytes; the limit is ${MAX_LINE}`);
   return [text, "{" + form.join(",") + "}"];
 }
