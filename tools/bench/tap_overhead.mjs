@@ -17,7 +17,7 @@
 // Cadence: by default a flood (--interval-ms 0: calls back to back, so each one also competes with the previous
 // calls' log appends in flight); --interval-ms 20 paces them like preview edits.
 //   node tools/bench/tap_overhead.mjs [--calls 3000] [--rounds 5] [--interval-ms 0] [--fetch io|microtask]
-//        [--compare-writer PATH/writer.mjs]
+//        [--compare-runtime DIR]
 import { createRequire } from "node:module";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
@@ -95,13 +95,13 @@ async function runCase(bot, offset) {
 const pct = (a, p) => { const s = Float64Array.from(a).sort(); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))]; };
 
 const roots = [];
-async function patchedBot(fsync, open = openEventLog) {
+async function patchedBot(fsync, open = openEventLog, tapOf = createTap) {
   const root = mkdtempSync(join(tmpdir(), "tap-bench-"));
   roots.push(root);
   const rules = loadRules();
   const deps = { root, log: await open({ root, fsync }), rulesVersion: rules.version,
     scanner: createScanner({ rules, key: loadKey(root) }) };
-  return makeBot(createTap({ deps, stderr: () => {} }));
+  return makeBot(tapOf({ deps, stderr: () => {} }));
 }
 
 // Decomposition only (not a configuration anyone runs): the tap with a log that keeps nothing, to separate the
@@ -117,12 +117,16 @@ function scanOnlyBot() {
 
 const makers = { baseline: async () => makeBot(null), "tap without log I/O": async () => scanOnlyBot(),
   "patched fsync=never": () => patchedBot("never"), "patched fsync=batch": () => patchedBot("batch") };
-// --compare-writer PATH: the same two cases with another writer.mjs (e.g. an older commit's), for before/after
-// figures from one run: `git archive <commit> eventlog/patches/openclaw/runtime | tar -x -C /tmp/old`
-const COMPARE = args.includes("--compare-writer") ? resolvePath(args[args.indexOf("--compare-writer") + 1]) : null;
+// --compare-runtime DIR: the same two cases with another runtime's tap-core.mjs and writer.mjs (e.g. an older
+// commit's), for before/after figures from one run: `git archive <commit> eventlog/patches/openclaw/runtime | tar -x
+// -C /tmp/old` → --compare-runtime /tmp/old/eventlog/patches/openclaw/runtime
+const COMPARE = args.includes("--compare-runtime") ? resolvePath(args[args.indexOf("--compare-runtime") + 1]) : null;
 if (COMPARE) {
-  const other = await import(pathToFileURL(COMPARE).href);
-  for (const fsync of ["never", "batch"]) makers[`compare fsync=${fsync}`] = () => patchedBot(fsync, other.openEventLog);
+  const w = await import(pathToFileURL(join(COMPARE, "writer.mjs")).href);
+  const t = await import(pathToFileURL(join(COMPARE, "tap-core.mjs")).href);
+  for (const fsync of ["never", "batch"]) {
+    makers[`compare fsync=${fsync}`] = () => patchedBot(fsync, w.openEventLog, t.createTap);
+  }
 }
 if (ONLY !== null) {
   // one case alone in this process: its peak RSS is the case's own (warm-up plus the same calls as one round each)
@@ -152,7 +156,7 @@ const rss = {};
 for (const name of Object.keys(makers)) {
   const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--only", name, "--calls", String(CALLS),
     "--rounds", String(ROUNDS), "--interval-ms", String(INTERVAL), "--fetch", FETCH,
-    ...(COMPARE ? ["--compare-writer", COMPARE] : [])], { encoding: "utf8" });
+    ...(COMPARE ? ["--compare-runtime", COMPARE] : [])], { encoding: "utf8" });
   rss[name] = JSON.parse(out.trim().split("\n").at(-1)).peak_rss_mb;
 }
 // Per round, each case's figure minus the baseline's of the same round; the median over rounds (a burst of load from
@@ -181,7 +185,7 @@ console.log(JSON.stringify({ bench: "tap-overhead-goal", goal: "added p99 per ou
   goal_added_p99_us: GOAL_ADDED_P99_US, added_p99_us: Object.fromEntries(withLog.map((k) => [k, rows[k].added_p99_us])),
   tap_without_log_added_p99_us: rows["tap without log I/O"].added_p99_us,
   added_cpu_us_per_call: Object.fromEntries(withLog.map((k) => [k, rows[k].added_cpu_us_per_call])),
-  ...(compared.length ? { compare_writer: COMPARE, compare_added_p99_us: Object.fromEntries(compared.map((k) => [k,
+  ...(compared.length ? { compare_runtime: COMPARE, compare_added_p99_us: Object.fromEntries(compared.map((k) => [k,
     rows[k].added_p99_us])), compare_added_cpu_us_per_call: Object.fromEntries(compared.map((k) => [k,
     rows[k].added_cpu_us_per_call])) } : {}),
   meets_goal: worst <= GOAL_ADDED_P99_US, load_avg_1m: +loadavg()[0].toFixed(2) }));
