@@ -74,22 +74,26 @@ function makeBot(tap) {
 
 async function runCase(bot, offset) {
   const t = new Float64Array(CALLS);
+  const c = new Float64Array(CALLS); // process CPU time inside each call (getrusage: µs-exact, unlike per-thread)
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < CALLS; i++) {
     const k = offset + i;
     const chat = CHATS[k % CHATS.length];
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     if (k % 3 === 2) await bot.api.editMessageText(chat, 5, text(k), { parse_mode: "HTML" });
     else await bot.api.sendMessage(chat, text(k), { parse_mode: "HTML" });
     t[i] = Number(process.hrtime.bigint() - t0) / 1000;
+    const c1 = process.cpuUsage(c0);
+    c[i] = c1.user + c1.system;
     if (INTERVAL) await sleep(INTERVAL);
   }
   const cpu = process.cpuUsage(cpu0);
   h.disable();
   // no sample at all: the loop never turned while the case ran (a microtask-only flood), reported as null
-  return { t, loopP99: h.count ? h.percentile(99) / 1e6 : null, cpuUs: (cpu.user + cpu.system) / CALLS };
+  return { t, c, loopP99: h.count ? h.percentile(99) / 1e6 : null, cpuUs: (cpu.user + cpu.system) / CALLS };
 }
 
 const pct = (a, p) => { const s = Float64Array.from(a).sort(); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))]; };
@@ -145,9 +149,10 @@ const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, { t: [], ro
 for (const bot of Object.values(cases)) await runCase(bot, 0); // warm-up: JIT, first files
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, bot] of Object.entries(cases)) {
-    const { t, loopP99, cpuUs } = await runCase(bot, (r + 1) * CALLS);
+    const { t, c, loopP99, cpuUs } = await runCase(bot, (r + 1) * CALLS);
     samples[name].t.push(...t);
-    samples[name].rounds.push({ p50: pct(t, 50), p99: pct(t, 99), loop: loopP99, cpu: cpuUs });
+    samples[name].rounds.push({ p50: pct(t, 50), p99: pct(t, 99), loop: loopP99, cpu: cpuUs, cp50: pct(c, 50),
+      cp99: pct(c, 99) });
   }
 }
 for (const r of roots) rmSync(r, { recursive: true, force: true });
@@ -174,6 +179,8 @@ for (const [name, s] of Object.entries(samples)) {
     added_p50_us: round1(added(s, "p50")), added_p99_us: round1(added(s, "p99")),
     added_p99_us_by_round: s.rounds.map((r, i) => round1(r.p99 - B[i].p99)),
     cpu_us_per_call: round1(median(s.rounds.map((r) => r.cpu))), added_cpu_us_per_call: round1(added(s, "cpu")),
+    cpu_in_call_p99_us: round1(median(s.rounds.map((r) => r.cp99))),
+    added_cpu_in_call_p50_us: round1(added(s, "cp50")), added_cpu_in_call_p99_us: round1(added(s, "cp99")),
     event_loop_delay_p99_ms: loops.length ? +median(loops).toFixed(2) : null, peak_rss_mb: rss[name],
   };
   console.log(JSON.stringify(rows[name]));
@@ -185,18 +192,25 @@ console.log(JSON.stringify({ bench: "tap-overhead-goal", goal: "added p99 per ou
   goal_added_p99_us: GOAL_ADDED_P99_US, added_p99_us: Object.fromEntries(withLog.map((k) => [k, rows[k].added_p99_us])),
   tap_without_log_added_p99_us: rows["tap without log I/O"].added_p99_us,
   added_cpu_us_per_call: Object.fromEntries(withLog.map((k) => [k, rows[k].added_cpu_us_per_call])),
+  added_cpu_in_call_p99_us: Object.fromEntries(withLog.map((k) => [k, rows[k].added_cpu_in_call_p99_us])),
+  tap_without_log_added_cpu_in_call_p99_us: rows["tap without log I/O"].added_cpu_in_call_p99_us,
   ...(compared.length ? { compare_runtime: COMPARE, compare_added_p99_us: Object.fromEntries(compared.map((k) => [k,
     rows[k].added_p99_us])), compare_added_cpu_us_per_call: Object.fromEntries(compared.map((k) => [k,
-    rows[k].added_cpu_us_per_call])) } : {}),
-  meets_goal: worst <= GOAL_ADDED_P99_US, load_avg_1m: +loadavg()[0].toFixed(2) }));
+    rows[k].added_cpu_us_per_call])), compare_added_cpu_in_call_p99_us: Object.fromEntries(compared.map((k) => [k,
+    rows[k].added_cpu_in_call_p99_us])) } : {}),
+  meets_goal: worst <= GOAL_ADDED_P99_US, meets_goal_by_cpu_in_call: Math.max(...withLog.map((k) =>
+    rows[k].added_cpu_in_call_p99_us)) <= GOAL_ADDED_P99_US, load_avg_1m: +loadavg()[0].toFixed(2) }));
 // a table for people
 const pad = (v, n) => String(v).padStart(n);
-console.log(`\n${"case".padEnd(24)} ${pad("p50 µs", 9)} ${pad("p99 µs", 9)} ${pad("+p99 µs", 9)} ${pad("CPU µs/call", 12)} ` +
-  `${pad("+CPU µs", 8)} ${pad("loop p99 ms", 12)} ${pad("RSS MB", 7)}`);
+console.log(`\n${"case".padEnd(24)} ${pad("p50 µs", 8)} ${pad("p99 µs", 9)} ${pad("+p99 µs", 9)} ${pad("+p99 CPU-in-call", 17)} ` +
+  `${pad("CPU µs/call", 12)} ${pad("+CPU µs", 8)} ${pad("loop p99 ms", 12)} ${pad("RSS MB", 7)}`);
 for (const r of Object.values(rows)) {
-  console.log(`${r.case.padEnd(24)} ${pad(r.p50_us, 9)} ${pad(r.p99_us, 9)} ${pad(r.added_p99_us, 9)} ` +
-    `${pad(r.cpu_us_per_call, 12)} ${pad(r.added_cpu_us_per_call, 8)} ${pad(r.event_loop_delay_p99_ms, 12)} ${pad(r.peak_rss_mb, 7)}`);
+  console.log(`${r.case.padEnd(24)} ${pad(r.p50_us, 8)} ${pad(r.p99_us, 9)} ${pad(r.added_p99_us, 9)} ` +
+    `${pad(r.added_cpu_in_call_p99_us, 17)} ${pad(r.cpu_us_per_call, 12)} ${pad(r.added_cpu_us_per_call, 8)} ` +
+    `${pad(r.event_loop_delay_p99_ms, 12)} ${pad(r.peak_rss_mb, 7)}`);
 }
-console.log(`goal: +p99 with the log ≤ ${GOAL_ADDED_P99_US} µs → ${worst <= GOAL_ADDED_P99_US ? "met" : "NOT met"} ` +
-  `(worst +${worst} µs; fetch=${FETCH}, load ${loadavg()[0].toFixed(1)} on ${cpus().length} CPUs — wall-clock ` +
-  `percentiles need a quiet machine, the CPU column does not)`);
+const worstCpu = Math.max(...withLog.map((k) => rows[k].added_cpu_in_call_p99_us));
+console.log(`goal: +p99 with the log ≤ ${GOAL_ADDED_P99_US} µs → wall clock: ${worst <= GOAL_ADDED_P99_US ? "met" : "NOT met"} ` +
+  `(worst +${worst} µs); CPU time inside the call: ${worstCpu <= GOAL_ADDED_P99_US ? "met" : "NOT met"} ` +
+  `(worst +${worstCpu} µs) — fetch=${FETCH}, load ${loadavg()[0].toFixed(1)} on ${cpus().length} CPUs. On a loaded ` +
+  `machine the wall clock measures the other jobs; CPU-in-call is what the wall clock shows on a quiet one.`);
