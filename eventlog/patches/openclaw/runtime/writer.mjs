@@ -108,10 +108,14 @@ class EventLog {
   }
 
   enqueue(rel, prepared, [line, form]) {
+    // The line's bytes are made now, one event at a time; under the lock only its chain field is filled in (in place,
+    // at the placeholder's offset), so a group commit of many events is a short stretch of work on the event loop.
+    const buf = Buffer.from(line + "\n", "utf8");
+    const at = buf.indexOf(PLACEHOLDER, 0, "latin1");
     return new Promise((resolve, reject) => {
       let q = this.queues.get(rel);
       if (!q) this.queues.set(rel, (q = { items: [], running: false }));
-      q.items.push({ prepared, line, form, resolve, reject });
+      q.items.push({ prepared, buf, at, form, resolve, reject });
       if (!q.running) {
         q.running = true;
         this.drain(rel, q);
@@ -260,10 +264,10 @@ class EventLog {
         const lines = [];
         for (const it of [...extra, ...items]) {
           it.prepared.prev = prev;
-          const line = it.line.replace(PLACEHOLDER, prev);
+          it.buf.write(prev, it.at, 64, "latin1"); // over the placeholder (or an earlier try's prev): same length
           // the chain covers the commitment form (content replaced by salted hashes), so erasure keeps it
-          prev = lineHash(it.form === null ? line : it.form.replace(PLACEHOLDER, prev));
-          lines.push(Buffer.from(line + "\n", "utf8"));
+          prev = lineHash(it.form === null ? it.buf.subarray(0, -1) : it.form.replace(PLACEHOLDER, prev));
+          lines.push(it.buf);
         }
         const data = lines.length === 1 ? lines[0] : Buffer.concat(lines);
         if (this.fsync === "always") {
@@ -338,7 +342,8 @@ class EventLog {
       torn_bytes: torn.length, torn_sha256: lineHash(torn), moved_to: movedTo,
     });
     const [line, form] = encodeForms(prepared, PLACEHOLDER);
-    return { prepared, line, form };
+    const buf = Buffer.from(line + "\n", "utf8");
+    return { prepared, buf, at: buf.indexOf(PLACEHOLDER, 0, "latin1"), form };
   }
 
 }
