@@ -202,6 +202,18 @@ export function compareCodePoints(a, b) {
   return a.length - b.length;
 }
 
+/** Sort a small array of keys in place by code point (insertion sort: objects in events have a handful of keys, and
+ * Array#sort with a comparator allocates a work area per call — one per object of every event). */
+export function sortKeys(keys) {
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i];
+    let j = i - 1;
+    while (j >= 0 && compareCodePoints(keys[j], k) > 0) { keys[j + 1] = keys[j]; j--; }
+    keys[j + 1] = k;
+  }
+  return keys;
+}
+
 function encodeNumber(v) {
   if (!Number.isFinite(v)) throw new BadEvent(`event cannot be encoded: ${v} is not a JSON number`);
   if (Number.isInteger(v)) {
@@ -258,7 +270,8 @@ function encodeValue(v, parts) {
       } else {
         // Like JSON.stringify, keys whose value is undefined (or a function) are left out.
         const keys = Object.keys(v).filter((k) => v[k] !== undefined && typeof v[k] !== "function"
-          && typeof v[k] !== "symbol").sort(compareCodePoints);
+          && typeof v[k] !== "symbol");
+        if (keys.length > 32) keys.sort(compareCodePoints); else sortKeys(keys);
         parts.push("{");
         for (let i = 0; i < keys.length; i++) {
           if (i) parts.push(",");

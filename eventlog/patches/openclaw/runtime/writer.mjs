@@ -46,6 +46,15 @@ const PLACEHOLDER = randomBytes(32).toString("hex");
 // costs the lock, one stat, the write (and fsync) — not an open/close pair too.
 const MAX_HANDLES = 32;
 
+/** UTF-8 bytes of `line` + "\n" without building `line + "\n"` (a copy of the whole line as a string). */
+function lineBytes(line) {
+  const n = Buffer.byteLength(line, "utf8");
+  const buf = Buffer.allocUnsafe(n + 1);
+  buf.write(line, 0, n, "utf8");
+  buf[n] = 10;
+  return buf;
+}
+
 /** --root is the caller's; then $EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~/.openclaw/eventlog (as in Python). */
 export function resolveRoot(env = process.env) {
   const home = env.HOME || homedir();
@@ -110,7 +119,7 @@ class EventLog {
   enqueue(rel, prepared, [line, form]) {
     // The line's bytes are made now, one event at a time; under the lock only its chain field is filled in (in place,
     // at the placeholder's offset), so a group commit of many events is a short stretch of work on the event loop.
-    const buf = Buffer.from(line + "\n", "utf8");
+    const buf = lineBytes(line);
     const at = buf.indexOf(PLACEHOLDER, 0, "latin1");
     return new Promise((resolve, reject) => {
       let q = this.queues.get(rel);
@@ -342,7 +351,7 @@ class EventLog {
       torn_bytes: torn.length, torn_sha256: lineHash(torn), moved_to: movedTo,
     });
     const [line, form] = encodeForms(prepared, PLACEHOLDER);
-    const buf = Buffer.from(line + "\n", "utf8");
+    const buf = lineBytes(line);
     return { prepared, buf, at: buf.indexOf(PLACEHOLDER, 0, "latin1"), form };
   }
 
