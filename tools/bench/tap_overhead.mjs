@@ -7,7 +7,8 @@
 // over the baseline. Printed per case: p50/p99 per call (µs), added p50/p99 over the baseline (median over rounds of
 // the per-round difference), CPU time per call (process-wide: the main thread and libuv's thread pool, so it holds on
 // a loaded machine where wall-clock percentiles do not), event-loop delay p99, peak RSS (each case once more alone in
-// a child process, --only NAME), and a last `tap-overhead-goal` line with the goal beside the measurement.
+// a child process, --only NAME), scavenges (young-generation GCs) per 1000 calls, CPU time inside each call, and a
+// last `tap-overhead-goal` line with the goal beside the measurement.
 // The fake fetch (--fetch):
 //   io        (default) the canned response arrives on a later turn of the event loop (setImmediate), as a socket's
 //             does: between calls the loop runs the writer's I/O completions, like in the gateway;
@@ -24,7 +25,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { dirname, join, resolve as resolvePath } from "node:path";
 import { mkdtempSync, rmSync } from "node:fs";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
 import { createTap } from "../../eventlog/patches/openclaw/runtime/tap-core.mjs";
 import { openEventLog } from "../../eventlog/patches/openclaw/runtime/writer.mjs";
@@ -77,6 +78,12 @@ async function runCase(bot, offset) {
   const c = new Float64Array(CALLS); // process CPU time inside each call (getrusage: µs-exact, unlike per-thread)
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
+  // young-generation GCs (scavenges) while the case runs: counted, so a loaded machine does not change them
+  let scavenges = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (e.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+  });
+  gc.observe({ entryTypes: ["gc"] });
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < CALLS; i++) {
     const k = offset + i;
@@ -92,8 +99,10 @@ async function runCase(bot, offset) {
   }
   const cpu = process.cpuUsage(cpu0);
   h.disable();
+  await new Promise((r) => setImmediate(r)); // the observer is called asynchronously
+  gc.disconnect();
   // no sample at all: the loop never turned while the case ran (a microtask-only flood), reported as null
-  return { t, c, loopP99: h.count ? h.percentile(99) / 1e6 : null, cpuUs: (cpu.user + cpu.system) / CALLS };
+  return { t, c, scavengesPer1000: scavenges / CALLS * 1000, loopP99: h.count ? h.percentile(99) / 1e6 : null, cpuUs: (cpu.user + cpu.system) / CALLS };
 }
 
 const pct = (a, p) => { const s = Float64Array.from(a).sort(); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))]; };
@@ -149,9 +158,9 @@ const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, { t: [], ro
 for (const bot of Object.values(cases)) await runCase(bot, 0); // warm-up: JIT, first files
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, bot] of Object.entries(cases)) {
-    const { t, c, loopP99, cpuUs } = await runCase(bot, (r + 1) * CALLS);
+    const { t, c, loopP99, cpuUs, scavengesPer1000 } = await runCase(bot, (r + 1) * CALLS);
     samples[name].t.push(...t);
-    samples[name].rounds.push({ p50: pct(t, 50), p99: pct(t, 99), loop: loopP99, cpu: cpuUs, cp50: pct(c, 50),
+    samples[name].rounds.push({ p50: pct(t, 50), p99: pct(t, 99), loop: loopP99, cpu: cpuUs, gc: scavengesPer1000, cp50: pct(c, 50),
       cp99: pct(c, 99) });
   }
 }
@@ -180,6 +189,7 @@ for (const [name, s] of Object.entries(samples)) {
     added_p99_us_by_round: s.rounds.map((r, i) => round1(r.p99 - B[i].p99)),
     cpu_us_per_call: round1(median(s.rounds.map((r) => r.cpu))), added_cpu_us_per_call: round1(added(s, "cpu")),
     cpu_in_call_p99_us: round1(median(s.rounds.map((r) => r.cp99))),
+    scavenges_per_1000_calls: round1(median(s.rounds.map((r) => r.gc))),
     added_cpu_in_call_p50_us: round1(added(s, "cp50")), added_cpu_in_call_p99_us: round1(added(s, "cp99")),
     event_loop_delay_p99_ms: loops.length ? +median(loops).toFixed(2) : null, peak_rss_mb: rss[name],
   };
@@ -203,10 +213,11 @@ console.log(JSON.stringify({ bench: "tap-overhead-goal", goal: "added p99 per ou
 // a table for people
 const pad = (v, n) => String(v).padStart(n);
 console.log(`\n${"case".padEnd(24)} ${pad("p50 µs", 8)} ${pad("p99 µs", 9)} ${pad("+p99 µs", 9)} ${pad("+p99 CPU-in-call", 17)} ` +
-  `${pad("CPU µs/call", 12)} ${pad("+CPU µs", 8)} ${pad("loop p99 ms", 12)} ${pad("RSS MB", 7)}`);
+  `${pad("CPU µs/call", 12)} ${pad("+CPU µs", 8)} ${pad("GC/1000", 8)} ${pad("loop p99 ms", 12)} ${pad("RSS MB", 7)}`);
 for (const r of Object.values(rows)) {
   console.log(`${r.case.padEnd(24)} ${pad(r.p50_us, 8)} ${pad(r.p99_us, 9)} ${pad(r.added_p99_us, 9)} ` +
     `${pad(r.added_cpu_in_call_p99_us, 17)} ${pad(r.cpu_us_per_call, 12)} ${pad(r.added_cpu_us_per_call, 8)} ` +
+    `${pad(r.scavenges_per_1000_calls, 8)} ` +
     `${pad(r.event_loop_delay_p99_ms, 12)} ${pad(r.peak_rss_mb, 7)}`);
 }
 const worstCpu = Math.max(...withLog.map((k) => rows[k].added_cpu_in_call_p99_us));
