@@ -260,3 +260,53 @@ def test_forget_while_the_js_writer_appends_to_the_same_chat(tmp_path: Path) -> 
     assert len(events) == 1501 and len({e["id"] for e in events}) == 1501
     rep = verify(root)
     assert rep.ok, [str(d) for d in rep.damage[:5]]
+
+
+ALERTS_DRIVER = """
+const [writerUrl, headUrl, root, n, doCheckpoint] = process.argv.slice(2);
+const { openEventLog } = await import(writerUrl);
+const { checkpoint } = await import(headUrl);
+const log = await openEventLog({ root, fsync: "never" });
+for (let i = 0; i < Number(n); i++) {
+  await log.appendStream("dlp/alerts.jsonl", { event: "dlp:alert", channel: "telegram", chat_id: "7",
+    ts: new Date().toISOString(), rule: "anthropic-key", severity: "critical", action: "block", n: i });
+}
+if (doCheckpoint === "1") await checkpoint(log);
+await log.close();
+"""
+
+
+def test_alerts_written_by_the_js_tap_are_committed_by_the_head_and_their_loss_is_damage(tmp_path: Path) -> None:
+    """DLP alerts the gateway's writer appends (no seal involved) are covered by the next checkpoint — `eventlog head`
+    writes one, and so does the JS writer's own checkpoint (it reads the Python-written records incrementally);
+    deleting alert lines afterwards makes `verify --head` exit 2 naming dlp/alerts.jsonl."""
+    from click.testing import CliRunner
+
+    from eventlog.cli.main import cli
+    from eventlog.head import read_checkpoints, verify_head
+
+    root = tmp_path / "root"
+    script = tmp_path / "alerts.mjs"
+    script.write_text(ALERTS_DRIVER)
+    head_url = (WRITER.parent / "writer-head.mjs").as_uri()
+
+    def js(n: int, cp: bool) -> None:
+        p = subprocess.run([node_bin(), str(script), WRITER.as_uri(), head_url, str(root), str(n), "1" if cp else "0"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+
+    js(3, False)
+    r = CliRunner().invoke(cli, ["head", "--root", str(root)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    h1 = r.output.strip()
+    js(2, True)  # the JS writer's checkpoint builds on the one Python wrote
+    state, hashes = read_checkpoints(root)
+    assert len(hashes) == 2 and hashes[0] == h1
+    alerts = (root / "dlp" / "alerts.jsonl").read_bytes().split(b"\n")[:-1]
+    assert state["dlp/alerts.jsonl"]["lines"] == 5 == len(alerts)
+    h2 = hashes[-1]
+    assert verify_head(root, h1) == [] and verify_head(root, h2) == []
+    (root / "dlp" / "alerts.jsonl").write_bytes(b"".join(x + b"\n" for x in alerts[:4]))  # the last alert deleted
+    assert verify_head(root, h1) == []  # the older head never saw the fifth alert
+    r = CliRunner().invoke(cli, ["verify", "--head", h2, "--root", str(root)], catch_exceptions=False)
+    assert r.exit_code == 2 and "dlp/alerts.jsonl" in r.output, r.output

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import table  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-WRITER = REPO / "patches" / "openclaw" / "runtime" / "writer.mjs"
+WRITER = REPO / "eventlog" / "patches" / "openclaw" / "runtime" / "writer.mjs"
 FS_CALLS = {"openat", "open", "close", "write", "pwrite64", "read", "pread64", "fstat", "newfstatat", "statx",
             "unlink", "unlinkat", "fsync", "fdatasync", "mkdir", "mkdirat", "rmdir", "ftruncate", "stat", "lstat"}
 SCRIPT = """

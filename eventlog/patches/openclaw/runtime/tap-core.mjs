@@ -119,6 +119,8 @@ function outcomeOf(res) {
  * createTap({deps}) — deps is (a promise of) {root, log, scanner, scannerError}.
  * log: writer.mjs's {append(event), appendStream(relpath, event)}; scanner: dlp.mjs's {filter(text, {html, preview})}.
  */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 export function createTap({ deps, stderr = (line) => process.stderr.write(line + "\n") }) {
   const ready = Promise.resolve(deps);
   let degraded = null; // error message of the last failed append; cleared by the next successful one
@@ -374,7 +376,9 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
       }
       // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
       // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.
-      await track(records(res).catch(() => {}));
+      // The record is built and queued on the next turn of the event loop: the reply goes back to OpenClaw first, so
+      // encoding the line and handing the write to the thread pool (~0.1 ms) are not part of this call's latency.
+      await track(nextTurn().then(() => records(res)).catch(() => {}));
       return res;
 
       async function logSent(r) {

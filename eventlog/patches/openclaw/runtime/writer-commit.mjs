@@ -5,7 +5,7 @@
 // place) keeps the chain. A line without a salt (v1, no content, erased) is its own commitment form.
 import { createHash } from "node:crypto";
 import {
-  BadEvent, CONTENT_FIELDS, MAX_LINE, SALT_RE, compareCodePoints, encode, encodeWithPrev, sha256hex,
+  BadEvent, CONTENT_FIELDS, MAX_LINE, SALT_RE, compareCodePoints, encode, encodeWithPrev, sha256hex, sortKeys,
 } from "./writer-format.mjs";
 
 export { CONTENT_FIELDS } from "./writer-format.mjs";
@@ -23,19 +23,24 @@ export function encodeForms(event, prev) {
   event.prev = prev;
   const salt = Buffer.from(event.salt, "hex");
   const keys = Object.keys(event).filter((k) => event[k] !== undefined && typeof event[k] !== "function"
-    && typeof event[k] !== "symbol").sort(compareCodePoints); // as encode() does for any object
+    && typeof event[k] !== "symbol"); // as encode() does for any object
+  if (keys.length > 32) keys.sort(compareCodePoints); else sortKeys(keys);
   const line = [];
   const form = [];
   for (const k of keys) {
     if (!k.isWellFormed()) throw new BadEvent("event cannot be encoded: a key contains a lone surrogate");
     const name = JSON.stringify(k);
-    const member = name + ":" + encode(event[k]);
+    const value = encode(event[k]);
+    const member = name + ":" + value;
     line.push(member);
     if (k === "salt") continue;
-    form.push(CONTENT.has(k) ? `${name}:{"c":"${commit(salt, k, member.slice(name.length + 1))}"}` : member);
+    form.push(CONTENT.has(k) ? `${name}:{"c":"${commit(salt, k, value)}"}` : member);
   }
-  const text = "{" + line.join(",") + "}";
-  const size = Buffer.byteLength(text, "utf8");
+  // braces joined in, not concatenated around: the line is one flat string (a cons string is copied again to encode it)
+  if (line.length) { line[0] = "{" + line[0]; line[line.length - 1] += "}"; } else line.push("{}");
+  const text = line.join(",");
+  // a UTF-16 unit is at most 3 UTF-8 bytes: only a line that could be over the limit is measured
+  const size = text.length * 3 > MAX_LINE ? Buffer.byteLength(text, "utf8") : 0;
   if (size > MAX_LINE) throw new BadEvent(`event is ${size} bytes; the limit is ${MAX_LINE}`);
   return [text, "{" + form.join(",") + "}"];
 }

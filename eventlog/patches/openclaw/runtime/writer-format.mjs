@@ -1,7 +1,7 @@
 // Event model v2 for the JS writer: validation, normalisation and the canonical one-line encoding of
 // docs/log-format.md. The Python side (eventlog/schema.py) must produce the same bytes for the same parsed event;
 // tests/vectors/store/ holds the golden vectors both test suites run.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, getRandomValues } from "node:crypto";
 
 export const VERSION = 2;
 export const VERSIONS = [1, 2]; // what readers accept; the writer writes VERSION
@@ -17,6 +17,7 @@ export const CHANNEL_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 export const CHAT_ID_RE = /^[A-Za-z0-9_@-][A-Za-z0-9_@.-]{0,127}$/;
 export const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 const TS_RE = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:[0-5]\d)$/; // \d is ASCII-only in JS
+const NORMAL_TS_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -48,28 +49,46 @@ export function genesis(relpath) {
   return sha256hex(GENESIS_PREFIX + relpath);
 }
 
+// ---- random bytes: one getRandomValues per 4 KiB instead of one per salt and per id (each call crosses into OpenSSL)
+const POOL = Buffer.alloc(4096);
+let poolOff = POOL.length;
+/** `n` (≤ 64) fresh random bytes as a view into the pool; use them before the next call. */
+function randomView(n) {
+  if (poolOff + n > POOL.length) { getRandomValues(POOL); poolOff = 0; }
+  const v = POOL.subarray(poolOff, poolOff + n);
+  poolOff += n;
+  return v;
+}
+/** 16 random bytes as 32 lowercase hex characters (a line's salt). */
+export function newSalt() {
+  if (poolOff + 16 > POOL.length) { getRandomValues(POOL); poolOff = 0; }
+  poolOff += 16;
+  return POOL.toString("hex", poolOff - 16, poolOff);
+}
+
 // ---- ULID: 48-bit ms time + 80 random bits; within one ms the random part is incremented so ids sort in order.
+// The 80 bits are kept as 16 base-32 digits (no BigInt arithmetic per id).
 let lastMs = -1;
-let lastRand = 0n;
-const RAND_MASK = (1n << 80n) - 1n;
+const lastRand = new Uint8Array(16);
 
 export function newId(ms = Date.now()) {
-  let rand;
   if (ms <= lastMs) {
     ms = lastMs;
-    rand = (lastRand + 1n) & RAND_MASK;
+    let i = 15; // + 1, carrying; all 80 bits set wraps to zero (as (rand + 1) mod 2^80)
+    while (i >= 0 && lastRand[i] === 31) lastRand[i--] = 0;
+    if (i >= 0) lastRand[i]++;
   } else {
-    rand = BigInt("0x" + randomBytes(10).toString("hex"));
+    const b = randomView(10);
+    for (let h = 0; h < 2; h++) { // 5 bytes = 40 bits = 8 digits, exact in a double
+      let x = b[5 * h] * 2 ** 32 + ((b[5 * h + 1] << 24) >>> 0) + (b[5 * h + 2] << 16) + (b[5 * h + 3] << 8) + b[5 * h + 4];
+      for (let d = 7; d >= 0; d--) { lastRand[8 * h + d] = x % 32; x = Math.floor(x / 32); }
+    }
   }
   lastMs = ms;
-  lastRand = rand;
-  let value = (BigInt(ms) << 80n) | rand;
-  const out = new Array(26);
-  for (let i = 25; i >= 0; i--) {
-    out[i] = CROCKFORD[Number(value & 31n)];
-    value >>= 5n;
-  }
-  return out.join("");
+  let out = "";
+  for (let k = 9, t = ms; k >= 0; k--, t = Math.floor(t / 32)) out = CROCKFORD[t % 32] + out;
+  for (let i = 0; i < 16; i++) out += CROCKFORD[lastRand[i]];
+  return out;
 }
 
 // ---- timestamps
@@ -80,6 +99,12 @@ function daysInMonth(y, m) {
 /** RFC 3339 in any offset → UTC with milliseconds (`2026-11-30T04:24:25.123Z`); more precision is truncated. */
 export function normalizeTs(value) {
   if (typeof value !== "string") throw new BadEvent("ts must be an RFC 3339 string");
+  // Already normal (what toISOString gives, e.g. the tap's own clock): it is its own normal form when it names a real
+  // instant (Date.parse round-trips: no 30 February, no 24:00) in years 0001–9999.
+  if (value.length === 24 && NORMAL_TS_RE.test(value) && !value.startsWith("0000")) {
+    const t = Date.parse(value);
+    if (t === t && new Date(t).toISOString() === value) return value;
+  }
   const m = TS_RE.exec(value);
   if (!m) throw new BadEvent(`ts is not RFC 3339: ${JSON.stringify(value.slice(0, 40))}`);
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
@@ -140,7 +165,7 @@ export function prepare(event) {
   delete out.salt;
   if (CONTENT_FIELDS.some((k) => out[k] !== undefined)) {
     // content present: the line keeps a salt (a valid given one is kept, like an id)
-    if (salt === undefined) out.salt = randomBytes(16).toString("hex");
+    if (salt === undefined) out.salt = newSalt();
     else if (typeof salt !== "string" || !SALT_RE.test(salt)) throw new BadEvent("salt must be 32 lowercase hex characters");
     else out.salt = salt;
   }
@@ -177,6 +202,18 @@ export function compareCodePoints(a, b) {
   return a.length - b.length;
 }
 
+/** Sort a small array of keys in place by code point (insertion sort: objects in events have a handful of keys, and
+ * Array#sort with a comparator allocates a work area per call — one per object of every event). */
+export function sortKeys(keys) {
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i];
+    let j = i - 1;
+    while (j >= 0 && compareCodePoints(keys[j], k) > 0) { keys[j + 1] = keys[j]; j--; }
+    keys[j + 1] = k;
+  }
+  return keys;
+}
+
 function encodeNumber(v) {
   if (!Number.isFinite(v)) throw new BadEvent(`event cannot be encoded: ${v} is not a JSON number`);
   if (Number.isInteger(v)) {
@@ -189,10 +226,22 @@ function encodeNumber(v) {
   return JSON.stringify(v);
 }
 
+let lastLong = ""; // the last long string encoded, and its JSON
+let lastLongJson = '""';
+
 function encodeValue(v, parts) {
   if (v !== null && typeof v === "object" && typeof v.toJSON === "function") v = v.toJSON();
   switch (typeof v) {
     case "string":
+      if (v.length > 64) { // a message's text is usually in an event twice (text, payload.text): encoded once
+        if (v !== lastLong) {
+          if (!v.isWellFormed()) throw new BadEvent("event cannot be encoded: a string contains a lone surrogate");
+          lastLongJson = JSON.stringify(v);
+          lastLong = v;
+        }
+        parts.push(lastLongJson);
+        return;
+      }
       if (!v.isWellFormed()) throw new BadEvent("event cannot be encoded: a string contains a lone surrogate");
       parts.push(JSON.stringify(v));
       return;
@@ -221,7 +270,8 @@ function encodeValue(v, parts) {
       } else {
         // Like JSON.stringify, keys whose value is undefined (or a function) are left out.
         const keys = Object.keys(v).filter((k) => v[k] !== undefined && typeof v[k] !== "function"
-          && typeof v[k] !== "symbol").sort(compareCodePoints);
+          && typeof v[k] !== "symbol");
+        if (keys.length > 32) keys.sort(compareCodePoints); else sortKeys(keys);
         parts.push("{");
         for (let i = 0; i < keys.length; i++) {
           if (i) parts.push(",");
@@ -248,7 +298,7 @@ export function encode(obj) {
 export function encodeWithPrev(event, prev) {
   event.prev = prev;
   const line = encode(event);
-  const size = Buffer.byteLength(line, "utf8");
+  const size = line.length * 3 > MAX_LINE ? Buffer.byteLength(line, "utf8") : 0; // ≤ 3 UTF-8 bytes per UTF-16 unit
   if (size > MAX_LINE) throw new BadEvent(`event is ${size} bytes; the limit is ${MAX_LINE}`);
   return line;
 }

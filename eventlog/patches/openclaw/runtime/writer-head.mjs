@@ -2,11 +2,11 @@
 // writer appends to seals/checkpoints.jsonl a record of each covered stream (seals/<channel>/<chat>.jsonl,
 // dlp/alerts.jsonl, dlp/reviews.jsonl) that changed since the last checkpoint: its complete lines, their bytes and the
 // chain hash of the last one. The head (`eventlog head`) is the chain hash of the checkpoint file's last line.
-import { open, readdir, readFile, stat } from "node:fs/promises";
+import { open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { nowTs } from "./writer-format.mjs";
 import { chainHash } from "./writer-commit.mjs";
-import { withFileLock } from "./writer-io.mjs";
+import { readLastLine, withFileLock } from "./writer-io.mjs";
 
 export const CHECKPOINTS = "seals/checkpoints.jsonl";
 const DLP_STREAMS = ["dlp/alerts.jsonl", "dlp/reviews.jsonl"];
@@ -32,35 +32,69 @@ function completeLines(buf) {
   return lines;
 }
 
-/** Folded state of every stream at the last checkpoint: rel → {lines, bytes, last}. */
-async function folded(root) {
-  let buf;
-  try { buf = await readFile(join(root, CHECKPOINTS)); } catch (e) { if (e.code === "ENOENT") return new Map(); throw e; }
-  const state = new Map();
-  for (const line of completeLines(buf)) {
-    let rec;
-    try { rec = JSON.parse(line.toString("utf8")); } catch { continue; }
-    if (rec?.event !== "log:checkpoint" || typeof rec.streams !== "object" || rec.streams === null) continue;
-    for (const [rel, s] of Object.entries(rec.streams)) {
-      if (Number.isSafeInteger(s?.lines) && Number.isSafeInteger(s?.bytes) && HEX64.test(s?.last ?? "")) state.set(rel, s);
-    }
+// Folded checkpoint state per checkpoint file, kept between checkpoints: the file only grows (it is never compacted —
+// `verify --head` finds a head by its line), so each checkpoint reads only what was appended since the last one, not
+// the whole file (one record per seal: tens of thousands of lines a year on a busy gateway, parsed on the event loop).
+const foldCache = new Map(); // path → {ino, size (bytes of complete lines folded), lastLine (Buffer), state}
+
+function foldInto(state, line) {
+  let rec;
+  try { rec = JSON.parse(line.toString("utf8")); } catch { return; }
+  if (rec?.event !== "log:checkpoint" || typeof rec.streams !== "object" || rec.streams === null) return;
+  for (const [rel, s] of Object.entries(rec.streams)) {
+    if (Number.isSafeInteger(s?.lines) && Number.isSafeInteger(s?.bytes) && HEX64.test(s?.last ?? "")) state.set(rel, s);
   }
-  return state;
 }
 
-/** {lines, bytes, last} of a stream's complete lines, read from the known prefix on when it is unchanged. */
+/** Folded state of every stream at the last checkpoint: rel → {lines, bytes, last}. Incremental: a file that is the
+ * same inode, no shorter, and still has the cached last line where it was is read from there on; anything else (the
+ * file replaced, truncated or edited) is folded again from the start. */
+export async function folded(root) {
+  const path = join(root, CHECKPOINTS);
+  let fh;
+  try { fh = await open(path, "r"); } catch (e) { if (e.code === "ENOENT") { foldCache.delete(path); return new Map(); } throw e; }
+  try {
+    const st = await fh.stat();
+    let c = foldCache.get(path);
+    if (c && (c.ino !== st.ino || st.size < c.size)) c = null;
+    if (c && c.lastLine) {
+      const back = Buffer.alloc(c.lastLine.length + 1);
+      await fh.read(back, 0, back.length, c.size - back.length);
+      if (!back.subarray(0, -1).equals(c.lastLine) || back.at(-1) !== 10) c = null;
+    }
+    if (!c) c = { ino: st.ino, size: 0, lastLine: null, state: new Map() };
+    if (st.size > c.size) {
+      const buf = Buffer.alloc(st.size - c.size);
+      await fh.read(buf, 0, buf.length, c.size);
+      const lines = completeLines(buf);
+      for (const line of lines) foldInto(c.state, line);
+      if (lines.length) {
+        const last = lines.at(-1);
+        c.lastLine = Buffer.from(last);
+        c.size += last.byteOffset - buf.byteOffset + last.length + 1;
+      }
+    }
+    foldCache.set(path, c);
+    return new Map(c.state);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** {lines, bytes, last} of a stream's complete lines, read from the known prefix on when it is unchanged (an unchanged
+ * size costs one stat; a grown stream, its last known line and what follows it). */
 async function streamState(path, known) {
   const st = await stat(path).catch(() => null);
   if (!st) return null;
+  if (known && known.bytes === st.size) return st.size ? known : null; // as eventlog/head.py: same size, same stream
   const fh = await open(path, "r");
   try {
-    if (known && known.bytes <= st.size) {
-      const back = Math.min(known.bytes, 4 * 1024 * 1024 + 2);
-      const buf = Buffer.alloc(st.size - known.bytes + back);
-      if (buf.length) await fh.read(buf, 0, buf.length, known.bytes - back);
-      const prior = completeLines(buf.subarray(0, back));
-      if (prior.length && chainHash(prior.at(-1)) === known.last) {
-        const fresh = completeLines(buf.subarray(back));
+    if (known && known.bytes < st.size) {
+      const [prior, end] = await readLastLine(fh, known.bytes);
+      if (end === known.bytes && prior !== null && chainHash(prior) === known.last) {
+        const buf = Buffer.alloc(st.size - known.bytes);
+        await fh.read(buf, 0, buf.length, known.bytes);
+        const fresh = completeLines(buf);
         if (!fresh.length) return known;
         return { lines: known.lines + fresh.length, bytes: known.bytes + fresh.reduce((a, l) => a + l.length + 1, 0),
           last: chainHash(fresh.at(-1)) };

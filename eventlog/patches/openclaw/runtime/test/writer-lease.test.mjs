@@ -60,7 +60,8 @@ test("a lock whose pid was reused by another process (start time differs) is sta
 
 test("lease: the lock is kept across appends and let go when idle", async () => {
   const root = tmp();
-  const log = await openEventLog({ root, fsync: "never", lease: { idleMs: 50 } });
+  // idle 1 s: long enough that a loaded machine does not release it between the append and the check below
+  const log = await openEventLog({ root, fsync: "never", lease: { idleMs: 1000 } });
   await log.append(ev());
   const lock = join(root, REL + ".lock");
   assert.ok(existsSync(lock), "held after the append");

@@ -277,7 +277,8 @@ test("seals: lines after the sealed part (a writer killed before resealing) are 
   });
 
 test("the writer never does synchronous file I/O (the gateway's event loop must not wait on the disk)", () => {
-  for (const f of ["writer.mjs", "writer-io.mjs", "writer-seal.mjs", "writer-format.mjs", "writer-lock.mjs"]) {
+  for (const f of ["writer.mjs", "writer-io.mjs", "writer-seal.mjs", "writer-format.mjs", "writer-lock.mjs", "writer-commit.mjs",
+    "writer-head.mjs"]) {
     const src = readFileSync(join(here, "..", f), "utf8");
     // the one exception: the process 'exit' handler removes held leases (an exit handler cannot wait)
     const allowed = f === "writer-lock.mjs" ? ["unlinkSync("] : [];
