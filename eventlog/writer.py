@@ -5,6 +5,7 @@ A batch for one file is written with one write() of complete lines while its loc
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ import orjson
 from . import dupids, schema
 from .commitment import chain_hash
 from .errors import BadEvent, DamagedLog, EventlogError
-from .layout import day_relpath, parse_relpath, seal_relpath
+from .layout import RAW, parse_relpath, seal_relpath
 from .lock import FileLock
 
 FSYNC_POLICIES = ("always", "batch", "never")
@@ -98,13 +99,15 @@ class EventLog:
         groups: dict[str, list[tuple[dict[str, Any], Any]]] = {}
         ordered: list[dict[str, Any]] = []
         supplied: dict[str, dict[str, int]] = {}  # rel → {caller-supplied id: index}
+        prepare, encode, ph = schema.prepare, schema.encode_forms, self._placeholder
         for i, ev in enumerate(events):
             try:
-                prepared = schema.prepare(ev)
-                pre = self._pre_encode(prepared)
+                prepared = prepare(ev)
+                pre = encode(prepared, ph)
             except BadEvent as exc:
                 raise BadEvent(str(exc), index=i) from None
-            rel = day_relpath(prepared["channel"], prepared["chat_id"], prepared["ts"])
+            ts = prepared["ts"]  # day_relpath, inline: this loop runs once per event
+            rel = f"{RAW}/{prepared['channel']}/chats/{prepared['chat_id']}/{ts[0:4]}/{ts[5:7]}/{ts[8:10]}.jsonl"
             if "id" in ev:
                 seen = supplied.setdefault(rel, {})
                 if prepared["id"] in seen:
@@ -131,9 +134,7 @@ class EventLog:
     # -- internals ---------------------------------------------------------------------------------------------
     def _pre_encode(self, prepared: dict[str, Any]) -> tuple[bytes, bytes | None]:
         """(line, commitment form or None) with the placeholder for `prev`."""
-        forms = schema.encode_forms(prepared, self._placeholder)
-        del prepared["prev"]
-        return forms
+        return schema.encode_forms(prepared, self._placeholder)
 
     def _write_groups(self, groups: dict[str, list[tuple[dict[str, Any], Any]]],
                       ids: dict[str, tuple[dict[str, int], tuple[int, int]]] | None = None) -> AppendResult:
@@ -208,16 +209,18 @@ class EventLog:
             if sealed is not None:
                 sealed = {**sealed, "lines": sealed["lines"] + self._check_against_seal(fd, rel, sealed)}
             lines = []
+            put, ph, sha256 = lines.append, self._ph_bytes, hashlib.sha256
             for prepared, (pre, form) in extra + items:
                 pb = prev.encode()
-                line = pre.replace(self._ph_bytes, pb, 1)
+                line = pre.replace(ph, pb, 1)
                 prepared["prev"] = prev
                 # the chain covers the commitment form (content replaced by salted hashes), so erasure keeps it
-                prev = schema.line_hash(line if form is None else form.replace(self._ph_bytes, pb, 1))
-                lines.append(line + b"\n")
+                prev = sha256(line if form is None else form.replace(ph, pb, 1)).hexdigest()
+                put(line)
+                put(b"\n")
             if self.fsync == "always":
-                for line in lines:
-                    self._write_all(fd, line)
+                for k in range(0, len(lines), 2):
+                    self._write_all(fd, lines[k] + b"\n")
                     os.fsync(fd)
             else:
                 self._write_all(fd, b"".join(lines))
@@ -232,7 +235,7 @@ class EventLog:
 
                 from .head import checkpoint
 
-                record = seal_record(rel, sealed["lines"] + len(lines), st.st_size, prev)
+                record = seal_record(rel, sealed["lines"] + len(lines) // 2, st.st_size, prev)
                 self.append_stream(seal_relpath(*parse_relpath(rel)[:2]), [record])
                 checkpoint(self)
         except BaseException:
