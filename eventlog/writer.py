@@ -99,11 +99,11 @@ class EventLog:
         groups: dict[str, list[tuple[dict[str, Any], Any]]] = {}
         ordered: list[dict[str, Any]] = []
         supplied: dict[str, dict[str, int]] = {}  # rel → {caller-supplied id: index}
-        prepare, encode, ph = schema.prepare, schema.encode_forms, self._placeholder
+        prepare, pre_encode = schema.prepare, self._pre_encode
         for i, ev in enumerate(events):
             try:
                 prepared = prepare(ev)
-                pre = encode(prepared, ph)
+                pre = pre_encode(prepared)
             except BadEvent as exc:
                 raise BadEvent(str(exc), index=i) from None
             ts = prepared["ts"]  # day_relpath, inline: this loop runs once per event
@@ -132,9 +132,19 @@ class EventLog:
         return self._write_groups({relpath: items})
 
     # -- internals ---------------------------------------------------------------------------------------------
-    def _pre_encode(self, prepared: dict[str, Any]) -> tuple[bytes, bytes | None]:
-        """(line, commitment form or None) with the placeholder for `prev`."""
-        return schema.encode_forms(prepared, self._placeholder)
+    def _pre_encode(self, prepared: dict[str, Any]) -> tuple[bytes, bytes, bytes | None, bytes | None]:
+        """The line and its commitment form (None: the line is its own), each cut in two at `prev`'s placeholder.
+
+        The cut also copies them out of orjson's output buffers, which are allocated much larger than the line: a
+        batch that held those (two per event until its lock is taken) fragmented the heap into more than one fresh
+        page per event, and the page faults cost more system time than the whole baseline (docs/log-format.md)."""
+        ph = self._ph_bytes
+        line, form = schema.encode_forms(prepared, self._placeholder)
+        la, _, lb = line.partition(ph)
+        if form is None:
+            return la, lb, None, None
+        fa, _, fb = form.partition(ph)
+        return la, lb, fa, fb
 
     def _write_groups(self, groups: dict[str, list[tuple[dict[str, Any], Any]]],
                       ids: dict[str, tuple[dict[str, int], tuple[int, int]]] | None = None) -> AppendResult:
@@ -209,18 +219,16 @@ class EventLog:
             if sealed is not None:
                 sealed = {**sealed, "lines": sealed["lines"] + self._check_against_seal(fd, rel, sealed)}
             lines = []
-            put, ph, sha256 = lines.append, self._ph_bytes, hashlib.sha256
-            for prepared, (pre, form) in extra + items:
+            put, join, sha256, nl = lines.append, b"".join, hashlib.sha256, b"\n"
+            for prepared, (la, lb, fa, fb) in extra + items:
                 pb = prev.encode()
-                line = pre.replace(ph, pb, 1)
                 prepared["prev"] = prev
+                put(join((la, pb, lb, nl)))
                 # the chain covers the commitment form (content replaced by salted hashes), so erasure keeps it
-                prev = sha256(line if form is None else form.replace(ph, pb, 1)).hexdigest()
-                put(line)
-                put(b"\n")
+                prev = sha256(join((la, pb, lb) if fa is None else (fa, pb, fb))).hexdigest()
             if self.fsync == "always":
-                for k in range(0, len(lines), 2):
-                    self._write_all(fd, lines[k] + b"\n")
+                for line in lines:
+                    self._write_all(fd, line)
                     os.fsync(fd)
             else:
                 self._write_all(fd, b"".join(lines))
@@ -235,7 +243,7 @@ class EventLog:
 
                 from .head import checkpoint
 
-                record = seal_record(rel, sealed["lines"] + len(lines) // 2, st.st_size, prev)
+                record = seal_record(rel, sealed["lines"] + len(lines), st.st_size, prev)
                 self.append_stream(seal_relpath(*parse_relpath(rel)[:2]), [record])
                 checkpoint(self)
         except BaseException:
