@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .commitment import CONTENT, SALT_RE, commit_value, new_salt
+from .commitment import _KEY_PREFIX, CONTENT, SALT_RE, _sha256, new_salt
 from .errors import BadEvent
 
 VERSION = 2
@@ -152,16 +152,19 @@ def check_channel(value: Any) -> str:
 
 
 def prepare(event: Any) -> dict[str, Any]:
-    """Validate an input event and fill `v` and `id` (the writer fills `prev`). Returns a new dict."""
+    """Validate an input event and fill `v` and `id` (the writer fills `prev`). Returns a new dict.
+
+    The hot path of every append: names seen before (kinds, channels, chats, calendar days) are set lookups, and the
+    checks are inline rather than a call each."""
     if not isinstance(event, dict):
         raise BadEvent("an event must be a JSON object")
-    missing = [k for k in REQUIRED if k not in event]
-    if missing:
-        raise BadEvent("missing required field(s): " + ", ".join(missing))
-    out = dict(event)
+    if "event" not in event or "channel" not in event or "chat_id" not in event or "ts" not in event:
+        raise BadEvent("missing required field(s): " + ", ".join(k for k in REQUIRED if k not in event))
+    out = event.copy() if type(event) is dict else dict(event)
     out.pop("prev", None)
-    if out.get("v", VERSION) not in VERSIONS or isinstance(out.get("v"), bool):
-        raise BadEvent(f"unsupported event version v={out.get('v')!r} (this writer writes v{VERSION})")
+    v = out.get("v", VERSION)
+    if v is not VERSION and (v not in VERSIONS or isinstance(v, bool)):
+        raise BadEvent(f"unsupported event version v={v!r} (this writer writes v{VERSION})")
     out["v"] = VERSION
     salt = out.pop("salt", None)
     if not CONTENT.isdisjoint(out):  # content present: the line keeps a salt (a valid given one is kept, like an id)
@@ -171,14 +174,20 @@ def prepare(event: Any) -> dict[str, Any]:
             raise BadEvent("salt must be 32 lowercase hex characters")
         out["salt"] = salt
     kind = out["event"]
-    if not isinstance(kind, str) or kind not in _ok_kinds:
+    if kind.__class__ is not str or kind not in _ok_kinds:
         if not isinstance(kind, str) or not EVENT_RE.fullmatch(kind):
             raise BadEvent(f"event must look like 'message:received': {str(kind)[:40]!r}")
         if len(_ok_kinds) < 10_000:
             _ok_kinds.add(kind)
-    out["channel"] = check_channel(out["channel"])
-    out["chat_id"] = check_chat_id(out["chat_id"])
-    out["ts"] = normalize_ts(out["ts"])
+    value = out["channel"]
+    if value.__class__ is not str or value not in _ok_names:
+        out["channel"] = check_channel(value)
+    value = out["chat_id"]
+    if value.__class__ is not str or value not in _ok_chats:
+        out["chat_id"] = check_chat_id(value)
+    value = out["ts"]
+    if value.__class__ is not str or value[:10] not in _valid_days or not _CANON_TS.fullmatch(value):
+        out["ts"] = normalize_ts(value)
     if "id" in out:
         if not isinstance(out["id"], str) or not ULID_RE.fullmatch(out["id"]):
             raise BadEvent(f"id must be a ULID (26 Crockford base32 characters): {str(out['id'])[:40]!r}")
@@ -199,18 +208,40 @@ def encode_with_prev(event: dict[str, Any], prev: str) -> bytes:
     return line
 
 
+_C_OPEN, _C_CLOSE = b'{"c":"', b'"}'
+_Fragment = orjson.Fragment
+
+
 def encode_forms(event: dict[str, Any], prev: str) -> tuple[bytes, bytes | None]:
-    """(line, commitment form or None when the line is its own) of a prepared event with its chain field."""
-    line = encode_with_prev(event, prev)
+    """(line, commitment form or None when the line is its own) of a prepared event with its chain field `prev`.
+
+    Each content value is encoded once, on its own: those bytes are what its commitment hashes
+    (commitment.commit_value), and they go into the line as an orjson.Fragment, copied rather than encoded again.
+    Canonical encoding nests (a value encodes the same inside the line as alone), so the bytes are those of
+    `encode(event with prev)` (tests/vectors/store/v2.json holds both forms)."""
+    tmp = event.copy()
+    tmp["prev"] = prev
     salt = event.get("salt")
-    if salt is None:
-        return line, None
-    sb = bytes.fromhex(salt)
-    form = event.copy()
-    del form["salt"]
-    for k in CONTENT.intersection(form):
-        form[k] = {"c": commit_value(sb, k, form[k])}
-    return line, orjson.dumps(form, option=_OPTS)
+    try:
+        if salt is None:
+            line = orjson.dumps(tmp, option=_OPTS)
+            form = None
+        else:
+            del tmp["salt"]
+            form_d = tmp.copy()
+            sb = bytes.fromhex(salt)
+            for k in CONTENT.intersection(tmp):
+                vb = orjson.dumps(tmp[k], option=_OPTS)
+                tmp[k] = _Fragment(vb)
+                form_d[k] = _Fragment(_C_OPEN + _sha256(sb + _KEY_PREFIX[k] + vb).hexdigest().encode() + _C_CLOSE)
+            tmp["salt"] = salt
+            line = orjson.dumps(tmp, option=_OPTS)
+            form = orjson.dumps(form_d, option=_OPTS)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise BadEvent(f"event cannot be encoded: {exc}") from None
+    if len(line) > MAX_LINE:
+        raise BadEvent(f"event is {len(line)} bytes; the limit is {MAX_LINE}")
+    return line, form
 
 
 def parse_line(line: bytes) -> dict[str, Any]:

@@ -5,6 +5,7 @@ A batch for one file is written with one write() of complete lines while its loc
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ import orjson
 from . import dupids, schema
 from .commitment import chain_hash
 from .errors import BadEvent, DamagedLog, EventlogError
-from .layout import day_relpath, parse_relpath, seal_relpath
+from .layout import RAW, parse_relpath, seal_relpath
 from .lock import FileLock
 
 FSYNC_POLICIES = ("always", "batch", "never")
@@ -98,13 +99,15 @@ class EventLog:
         groups: dict[str, list[tuple[dict[str, Any], Any]]] = {}
         ordered: list[dict[str, Any]] = []
         supplied: dict[str, dict[str, int]] = {}  # rel → {caller-supplied id: index}
+        prepare, pre_encode = schema.prepare, self._pre_encode
         for i, ev in enumerate(events):
             try:
-                prepared = schema.prepare(ev)
-                pre = self._pre_encode(prepared)
+                prepared = prepare(ev)
+                pre = pre_encode(prepared)
             except BadEvent as exc:
                 raise BadEvent(str(exc), index=i) from None
-            rel = day_relpath(prepared["channel"], prepared["chat_id"], prepared["ts"])
+            ts = prepared["ts"]  # day_relpath, inline: this loop runs once per event
+            rel = f"{RAW}/{prepared['channel']}/chats/{prepared['chat_id']}/{ts[0:4]}/{ts[5:7]}/{ts[8:10]}.jsonl"
             if "id" in ev:
                 seen = supplied.setdefault(rel, {})
                 if prepared["id"] in seen:
@@ -129,11 +132,19 @@ class EventLog:
         return self._write_groups({relpath: items})
 
     # -- internals ---------------------------------------------------------------------------------------------
-    def _pre_encode(self, prepared: dict[str, Any]) -> tuple[bytes, bytes | None]:
-        """(line, commitment form or None) with the placeholder for `prev`."""
-        forms = schema.encode_forms(prepared, self._placeholder)
-        del prepared["prev"]
-        return forms
+    def _pre_encode(self, prepared: dict[str, Any]) -> tuple[bytes, bytes, bytes | None, bytes | None]:
+        """The line and its commitment form (None: the line is its own), each cut in two at `prev`'s placeholder.
+
+        The cut also copies them out of orjson's output buffers, which are allocated much larger than the line: a
+        batch that held those (two per event until its lock is taken) fragmented the heap into more than one fresh
+        page per event, and the page faults cost more system time than the whole baseline (docs/log-format.md)."""
+        ph = self._ph_bytes
+        line, form = schema.encode_forms(prepared, self._placeholder)
+        la, _, lb = line.partition(ph)
+        if form is None:
+            return la, lb, None, None
+        fa, _, fb = form.partition(ph)
+        return la, lb, fa, fb
 
     def _write_groups(self, groups: dict[str, list[tuple[dict[str, Any], Any]]],
                       ids: dict[str, tuple[dict[str, int], tuple[int, int]]] | None = None) -> AppendResult:
@@ -208,13 +219,13 @@ class EventLog:
             if sealed is not None:
                 sealed = {**sealed, "lines": sealed["lines"] + self._check_against_seal(fd, rel, sealed)}
             lines = []
-            for prepared, (pre, form) in extra + items:
+            put, join, sha256, nl = lines.append, b"".join, hashlib.sha256, b"\n"
+            for prepared, (la, lb, fa, fb) in extra + items:
                 pb = prev.encode()
-                line = pre.replace(self._ph_bytes, pb, 1)
                 prepared["prev"] = prev
+                put(join((la, pb, lb, nl)))
                 # the chain covers the commitment form (content replaced by salted hashes), so erasure keeps it
-                prev = schema.line_hash(line if form is None else form.replace(self._ph_bytes, pb, 1))
-                lines.append(line + b"\n")
+                prev = sha256(join((la, pb, lb) if fa is None else (fa, pb, fb))).hexdigest()
             if self.fsync == "always":
                 for line in lines:
                     self._write_all(fd, line)

@@ -23,7 +23,6 @@ MAX_RECORD = 256 << 10  # characters; Telegram caps a message at 4096 characters
 # and this bound keeps the event (record + flattened text, ≤ 4 bytes a character) under the writer's 4 MiB line limit
 MAX_VALUE = 64 << 20  # any other value we must read (personal_information, contacts, …)
 _WS = re.compile(r"[ \t\n\r]*")
-_SUSPECT = re.compile(r"\\u|[0-9]{19}")
 _SEP = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
@@ -43,8 +42,6 @@ class Item:
     value: Any = None
     section: str | None = None
     size: int = 0
-    check: bool = False  # the record's JSON has \u escapes (tdesktop writes none but \u2028/\u2029) or a run of 19+
-    # digits (an integer orjson cannot write back): the caller re-encodes such a record before trusting it
 
 
 class _Reader:
@@ -202,8 +199,7 @@ class Walk:
             m = sep(buf, end) if end >= 0 else None
             if m is None:  # the record or its separator crosses the end of the buffer (or the input is bad)
                 rec, size = r.value(MAX_RECORD)
-                start = r.pos - size
-                yield Item("message", value=rec, size=size, check=_SUSPECT.search(r.buf, start, r.pos) is not None)
+                yield Item("message", value=rec, size=size)
                 if r.expect(",]") == "]":
                     return
                 r.peek()
@@ -213,7 +209,7 @@ class Walk:
                 raise BadExport(f"a record at {r.where()} is larger than {MAX_RECORD >> 10} KiB characters: "
                                 "not a Telegram Desktop export record")
             r.pos = m.end()
-            yield Item("message", value=rec, size=size, check=_SUSPECT.search(buf, pos, end) is not None)
+            yield Item("message", value=rec, size=size)
             if m[1] == "]":
                 return
 

@@ -8,10 +8,11 @@ is taken in both passes; if the file changed in between, the import stops with a
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterator
 
 import orjson
 
@@ -121,11 +122,16 @@ def _meta(info: ChatInfo, values: dict[str, Any]) -> None:
             setattr(info, "export_id" if key == "id" else key, value)
 
 
-def scan(path: Path, progress: Progress | None = None) -> tuple[list[ChatInfo], dict[str, Any], Walk]:
-    """Pass 1: validate everything; return the chats, the top-level values worth keeping, and the finished walk."""
+def scan(path: Path, progress: Progress | None = None, spool: IO[bytes] | None = None
+         ) -> tuple[list[ChatInfo], dict[str, Any], Walk]:
+    """Pass 1: validate everything; return the chats, the top-level values worth keeping, and the finished walk.
+    Every record but `unsupported` ones is written to `spool` as one orjson line, chat after chat, in export order
+    (each chat's `records - unsupported` lines): encoding it is also the check that orjson can store it."""
     size = path.stat().st_size
     top: dict[str, Any] = {}
     chats: list[ChatInfo] = []
+    put = spool.write if spool is not None else None
+    dumps, nl = orjson.dumps, orjson.OPT_APPEND_NEWLINE
     with open(path, "rb") as f:
         walk = Walk(f, (lambda n: progress("checking", n, size)) if progress else None)
         for kind, x in _chats(walk):
@@ -140,17 +146,18 @@ def scan(path: Path, progress: Progress | None = None) -> tuple[list[ChatInfo], 
                 rec = x.value
                 where = f"chat {info.export_id if info.export_id is not None else '#' + str(info.index + 1)}"
                 rtype, date = check_record(rec, where)
-                if x.check:
-                    try:
-                        orjson.dumps(rec)
-                    except orjson.JSONEncodeError as exc:
-                        reason = "text with a lone UTF-16 surrogate (not valid Unicode)" if "surrogate" in str(exc) \
-                            else str(exc)
-                        raise BadExport(f"{where}, message {rec['id']}: {reason}") from None
                 info.records += 1
                 if rtype == "unsupported":
                     info.unsupported += 1
                     continue
+                try:  # a lone surrogate (from a \\u escape) or an integer beyond 64 bits cannot be stored
+                    line = dumps(rec, option=nl)
+                except orjson.JSONEncodeError as exc:
+                    reason = "text with a lone UTF-16 surrogate (not valid Unicode)" if "surrogate" in str(exc) \
+                        else str(exc)
+                    raise BadExport(f"{where}, message {rec['id']}: {reason}") from None
+                if put is not None:
+                    put(line)
                 info.messages += rtype == "message"
                 info.services += rtype == "service"
                 info.first = date if info.first is None else min(info.first, date)
@@ -241,7 +248,19 @@ def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None =
     from ..writer import EventLog
 
     src = export_file(path)
-    chats, top, walk1 = scan(src, progress)
+    try:  # the spool sits beside the log (same disk, never a RAM-backed /tmp), nameless; a dry run writes nothing there
+        spool = tempfile.TemporaryFile(dir=None if dry_run else root)
+    except OSError:
+        spool = tempfile.TemporaryFile()
+    with spool:
+        return _import(root, src, spool, bot_id, chat_ids, dry_run, progress, fsync)
+
+
+def _import(root: Path, src: Path, spool: IO[bytes], bot_id: int | None, chat_ids: tuple[str, ...], dry_run: bool,
+            progress: Progress | None, fsync: str) -> ImportResult:
+    from ..writer import EventLog
+
+    chats, top, walk1 = scan(src, progress, spool)
     plans, bot_id = plan(chats, top, root, bot_id, chat_ids)
     result = ImportResult(str(src), walk1.sha256, walk1.nbytes, bot_id, dry_run, [ChatOutcome(p) for p in plans])
     if not any(p.skip is None for p in plans):
@@ -257,44 +276,45 @@ def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None =
                 touched.add(day_relpath("telegram", ev["chat_id"], ev["ts"]))
         batch.clear()
 
-    size = walk1.nbytes
-    with open(src, "rb") as f:
-        walk2 = Walk(f, (lambda n: progress("importing", n, size)) if progress else None)
-        outcome: ChatOutcome | None = None
-        known: merge.Known | None = None
-        for kind, x in _chats(walk2):
-            if kind == "chat":
-                outcome = result.chats[x.index]
-                p = outcome.plan
-                known = None
-                if p.skip is None and p.info.first is not None:
-                    flush()  # events of the previous chat must be on disk before this chat's keys are read
-                    known = merge.load_known(root, p.chat_id, p.info.first, p.info.last,  # type: ignore[arg-type]
-                                             p.shared_ids)
-            elif kind == "message" and known is not None and outcome is not None:
-                rec = x.value
-                if rec["type"] == "unsupported":
-                    continue
-                if known.shared_ids and rec["id"] > 0:  # decided by (direction, message_id): no need to build it
-                    peer = rec.get("from_id" if rec["type"] == "message" else "actor_id")
-                    out = outcome.plan.bot_peer is not None and peer == outcome.plan.bot_peer
-                    if known.has_id("out" if out else "in", rec["id"]):
-                        outcome.duplicates += 1
-                        continue
-                ev = build_event(outcome.plan, rec, walk1.sha256)
-                assert ev is not None
-                secs = int(x.value["date_unixtime"])
-                if known.has(ev, secs):
+    total = spool.tell()
+    spool.seek(0)
+    lines = iter(spool)
+    loads = orjson.loads
+    done = 0
+    for outcome in result.chats:
+        p = outcome.plan
+        n = p.info.records - p.info.unsupported
+        known = None
+        if p.skip is None and p.info.first is not None:
+            flush()  # events of the previous chat must be on disk before this chat's keys are read
+            known = merge.load_known(root, p.chat_id, p.info.first, p.info.last,  # type: ignore[arg-type]
+                                     p.shared_ids)
+        for _ in range(n):
+            line = next(lines)
+            if known is None:
+                continue
+            rec = loads(line)
+            if known.shared_ids and rec["id"] > 0:  # decided by (direction, message_id): no need to build it
+                peer = rec.get("from_id" if rec["type"] == "message" else "actor_id")
+                out = p.bot_peer is not None and peer == p.bot_peer
+                if known.has_id("out" if out else "in", rec["id"]):
                     outcome.duplicates += 1
                     continue
-                known.remember(ev, secs)
-                outcome.added += 1
-                batch.append(ev)
-                if len(batch) >= BATCH:
-                    flush()
+            ev = build_event(p, rec, walk1.sha256)
+            assert ev is not None
+            secs = int(rec["date_unixtime"])
+            if known.has(ev, secs):
+                outcome.duplicates += 1
+                continue
+            known.remember(ev, secs)
+            outcome.added += 1
+            batch.append(ev)
+            if len(batch) >= BATCH:
+                flush()
+                if progress:
+                    done = spool.tell()
+                    progress("importing", done, total)
     flush()
-    if walk2.sha256 != walk1.sha256:
-        raise EventlogError(f"{src} changed while it was imported; run the import again (it adds only what is missing)")
     if log is not None and touched:
         _seal_touched(log, touched)
     return result

@@ -107,7 +107,30 @@ def _unix(rec: dict[str, Any], key: str, where: str) -> int | None:
 
 
 def check_record(rec: Any, where: str) -> tuple[str, int | None]:
-    """Validate one record of a `messages` array; returns (type, date_unixtime). Raises BadExport."""
+    """Validate one record of a `messages` array; returns (type, date_unixtime). Raises BadExport.
+
+    The common shape (string date, known sender, plain text and entities) is checked inline; anything else, and every
+    error, takes `_check_record`, which says what is wrong."""
+    if rec.__class__ is dict and rec.get("id").__class__ is int:
+        kind = rec.get("type")
+        date = rec.get("date_unixtime")
+        if (kind == "message" or kind == "service") and date.__class__ is str and 0 < len(date) <= 12 \
+                and date.isascii() and date.isdigit() and int(date) <= MAX_UNIX and rec.get("edited_unixtime") is None:
+            text = rec.get("text", "")
+            ents = rec.get("text_entities")
+            sender = rec.get("from_id" if kind == "message" else "actor_id")
+            if (sender is None or (sender.__class__ is str and sender in _peers)) \
+                    and rec.get("from_id" if kind == "service" else "actor_id") is None \
+                    and rec.get("reply_to_peer_id") is None and rec.get("reply_to_message_id", 0).__class__ is int \
+                    and rec.get("message_id", 0).__class__ is int and text.__class__ is str and ents.__class__ is list \
+                    and ((not ents and text == "") or (len(ents) == 1 and ents[0].__class__ is dict
+                                                       and ents[0].get("text") == text
+                                                       and ents[0].get("type").__class__ is str)):
+                return kind, int(date)
+    return _check_record(rec, where)
+
+
+def _check_record(rec: Any, where: str) -> tuple[str, int | None]:
     if not isinstance(rec, dict):
         raise BadExport(f"{where}: a message record is not a JSON object")
     mid = rec.get("id")
