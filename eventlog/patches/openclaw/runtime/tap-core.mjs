@@ -16,6 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { AlertMerger, headOf } from "./dlp-alerts.mjs";
+import { createReleaser, DEFAULT_RELEASE_MS, tailReleasable } from "./tap-release.mjs";
 
 // Streaming previews: OpenClaw's draft stream (draft-stream-*.mjs) sends and edits them through the ingress bot's api
 // (bot-message-*.mjs hands it `params.bot.api`). The send site (the outbound helper bot of send-*.mjs) carries final
@@ -116,11 +117,15 @@ function outcomeOf(res) {
 }
 
 /**
- * createTap({deps}) — deps is (a promise of) {root, log, scanner, scannerError}.
- * log: writer.mjs's {append(event), appendStream(relpath, event)}; scanner: dlp.mjs's {filter(text, {html, preview})}.
+ * createTap({deps}) — deps is (a promise of) {root, log, scanner, scannerError, holdPrefixes}.
+ * log: writer.mjs's {append(event), appendStream(relpath, event)}; scanner: dlp.mjs's {filter(text, {html, preview})};
+ * holdPrefixes: the rules' public hold-back literals (tap-release.mjs). releaseMs: quiet period before a held-back
+ * preview tail is released (0: never); timers: {setTimeout, clearTimeout} for that (tests inject a clock).
  */
-export function createTap({ deps, stderr = (line) => process.stderr.write(line + "\n") }) {
+export function createTap({ deps, stderr = (line) => process.stderr.write(line + "\n"), releaseMs = DEFAULT_RELEASE_MS,
+  timers = globalThis }) {
   const ready = Promise.resolve(deps);
+  const releaser = createReleaser({ quietMs: releaseMs, timers });
   let degraded = null; // error message of the last failed append; cleared by the next successful one
   const callbackChats = new Map(); // callback_query_id / inline_query_id -> chat, for answer* calls
   const seen = { set: null, file: null };
@@ -232,8 +237,8 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   }
 
   // Walk the payload; returns a filtered deep copy of plain objects/arrays (files kept by reference).
-  function filterPayload(scanner, method, payload, site) {
-    const previewCall = PREVIEW_METHODS.has(method) && PREVIEW_SITES.has(site);
+  function filterPayload(scanner, method, payload, site, release = false) {
+    const previewCall = !release && PREVIEW_METHODS.has(method) && PREVIEW_SITES.has(site);
     const found = [];
     let action = "pass";
     let held = 0;
@@ -283,120 +288,180 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     const account = accountId ?? "default";
     return async (prev, method, payload, signal) => {
       if (PASS_METHODS.has(method) || method.startsWith("get")) return prev(method, payload, signal);
-      const { root, log, scanner, scannerError, rulesVersion = null } = await ready;
       const chatId = chatIdFor(method, payload);
-      const sentId = ulid();
-      const base = { channel: "telegram", account, chat_id: chatId ?? "unknown", direction: "out", method, site };
-      let filtered;
-      try {
-        if (!scanner) throw scannerError ?? new Error("no DLP scanner");
-        filtered = filterPayload(scanner, method, payload, site);
-      } catch (err) {
-        // fail closed: nothing of this payload leaves; the alert names the failure, never the content
-        const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: "scanner-error",
-          severity: "critical", action: "block", error: String(err?.message ?? err).slice(0, 200),
-          log_event: chatId !== null ? sentId : null, source: "tap", rules_version: rulesVersion };
-        await appendAlert(log, alert).catch(() => {});
-        if (chatId !== null) {
-          await append(log, { ...base, event: "message:sent", ts: nowIso(), id: sentId,
-            outcome: { ok: false, description: "refused by openclaw-eventlog: DLP scanner error" },
-            dlp: { action: "block", rules: ["scanner-error"], alerts: [alert.id] } }).catch(() => {});
-        }
-        throw new Error(`openclaw-eventlog: ${method} refused: DLP scanner error`);
+      const preview = PREVIEW_METHODS.has(method) && PREVIEW_SITES.has(site);
+      if (chatId !== null && method === "deleteMessages" && Array.isArray(payload?.message_ids)) {
+        for (const m of payload.message_ids) releaser.cancel(`${chatId}|${m}`);
       }
-      if (chatId !== null) {
-        try {
-          await preflight(root, chatId);
-        } catch (err) {
-          stderr(`openclaw-eventlog: ${method} to chat ${chatId} refused: ${err.message}`);
-          throw new Error(`openclaw-eventlog: ${method} refused: event log cannot be written`);
-        }
-      }
-      const alertIds = [];
-      const alertWrites = [];
-      const msgId = payload?.message_id ?? null; // edits name their message; a send learns it from the reply
-      const fresh = [];
-      for (const { finding: f, field, head } of filtered.found) {
-        const [kind, known] = merger.decide(chatId, msgId, f.rule, f.start, f.end, field, head);
-        if (kind === "same") { if (!alertIds.includes(known)) alertIds.push(known); continue; }
-        if (kind === "update") {
-          // the secret grew across preview edits: the alert keeps its id and takes the longer fingerprint
-          const upd = { ...base, event: "dlp:alert:update", ts: nowIso(), id: ulid(), alert: known, rule: f.rule,
-            fingerprint: f.fingerprint, masked: f.masked, start: f.start, end: f.end, field, log_event: sentId,
-            source: "tap" };
-          alertWrites.push(appendAlert(log, upd));
-          if (!alertIds.includes(known)) alertIds.push(known);
-          continue;
-        }
-        const key = `${chatId}|${f.rule}|${f.fingerprint}`;
-        const seen = recentAlerts.get(key);
-        if (seen && Date.now() - seen.at < ALERT_REPEAT_MS) {
-          if (!alertIds.includes(seen.id)) alertIds.push(seen.id);
-          continue;
-        }
-        const now = nowIso(); // the event is this call: its time and the detection time are the same
-        const alert = { ...base, event: "dlp:alert", ts: now, detected_at: now, id: ulid(), rule: f.rule, severity: f.severity,
-          action: filtered.action === "block" ? "block" : "redact", fingerprint: f.fingerprint, masked: f.masked,
-          start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion };
-        // Written while the (already filtered) call is in flight: the disk is off the reply's critical path.
-        // A failure leaves the tap degraded, so the next call is refused; an alert that failed is not reused.
-        recentAlerts.set(key, { id: alert.id, at: Date.now() });
-        if (recentAlerts.size > ALERT_REPEAT_MAX) recentAlerts.delete(recentAlerts.keys().next().value);
-        alertWrites.push(appendAlert(log, alert).catch((err) => {
-          if (recentAlerts.get(key)?.id === alert.id) recentAlerts.delete(key);
-          throw err;
-        }));
-        alertIds.push(alert.id);
-        fresh.push({ rule: f.rule, start: f.start, end: f.end, id: alert.id, field, head });
-        if (msgId !== null) merger.add(chatId, msgId, f.rule, f.start, f.end, alert.id, field, head);
-      }
-      if (alertWrites.length && alertsDegraded !== null) {
-        // the last alert append failed: this call's alerts must land before it may leave
-        try {
-          await Promise.all(alertWrites);
-        } catch {
-          throw new Error(`openclaw-eventlog: ${method} refused: DLP alert stream cannot be written`);
-        }
-      }
-      const records = (r) => Promise.allSettled(alertWrites).then(() => (chatId !== null ? logSent(r) : undefined));
-      const sent = filtered.payload;
+      const key = chatId !== null && payload?.message_id != null ? `${chatId}|${payload.message_id}` : null;
+      if (key !== null && method === "deleteMessage") releaser.cancel(key);
+      // any text edit of a message (a preview on the ingress site, or a send-site edit) supersedes a pending release
+      // of it and lands after a release in flight
+      const tracked = key !== null && (preview || method === "editMessageText");
+      if (!tracked && !preview) return call(prev, method, payload, signal, { site, account, chatId });
+      const token = tracked ? await releaser.enter(key) : null;
       let res;
+      let job = null;
       try {
-        res = await prev(method, sent, signal);
-      } catch (err) {
-        res = { ok: false, description: String(err?.message ?? err) };
-        await records(res).catch(() => {});
-        throw err;
-      }
-      if (msgId === null && fresh.length) {
-        const mid = outcomeOf(res).message_id;
-        if (mid !== undefined) for (const a of fresh) merger.add(chatId, mid, a.rule, a.start, a.end, a.id, a.field, a.head);
-      }
-      // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
-      // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.
-      await track(records(res).catch(() => {}));
-      return res;
-
-      async function logSent(r) {
-        const ev = { ...base, event: "message:sent", ts: nowIso(), id: sentId, payload: jsonSafe(sent),
-          outcome: outcomeOf(r) };
-        const text = primaryText(sent);
-        if (text !== undefined) ev.text = text;
-        if (ev.outcome.message_id !== undefined) ev.message_id = ev.outcome.message_id;
-        if (filtered.action !== "pass" || filtered.held) {
-          ev.dlp = { action: filtered.action, rules: [...new Set(filtered.found.map((x) => x.finding.rule))],
-            alerts: alertIds };
-          if (filtered.held) ev.dlp.held_back = filtered.held;
+        res = await call(prev, method, payload, signal, { site, account, chatId,
+          onHeld: preview ? (r) => { job = r; } : null });
+        return res;
+      } finally {
+        const mid = payload?.message_id ?? outcomeOf(res).message_id;
+        // "message is not modified": the message shows this preview already, its tail still wants releasing
+        const shown = res?.ok || /message is not modified/i.test(String(res?.description ?? ""));
+        if (tracked) releaser.settle(key, token, shown && job ? job(mid) : null);
+        else if (job && shown && mid !== undefined) {
+          const k = `${chatId}|${mid}`;
+          releaser.settle(k, await releaser.enter(k), job(mid));
         }
-        await append(log, ev);
       }
     };
   }
 
+  // One Bot API call through the filter and the log. isRelease: the tap's own completing edit (filtered whole).
+  async function call(prev, method, payload, signal, { site, account, chatId, onHeld = null, isRelease = false }) {
+    const { root, log, scanner, scannerError, rulesVersion = null, holdPrefixes = [] } = await ready;
+    const sentId = ulid();
+    const base = { channel: "telegram", account, chat_id: chatId ?? "unknown", direction: "out", method, site };
+    let filtered;
+    try {
+      if (!scanner) throw scannerError ?? new Error("no DLP scanner");
+      filtered = filterPayload(scanner, method, payload, site, isRelease);
+    } catch (err) {
+      // fail closed: nothing of this payload leaves; the alert names the failure, never the content
+      const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: "scanner-error",
+        severity: "critical", action: "block", error: String(err?.message ?? err).slice(0, 200),
+        log_event: chatId !== null ? sentId : null, source: "tap", rules_version: rulesVersion };
+      await appendAlert(log, alert).catch(() => {});
+      if (chatId !== null) {
+        await append(log, { ...base, event: "message:sent", ts: nowIso(), id: sentId,
+          outcome: { ok: false, description: "refused by openclaw-eventlog: DLP scanner error" },
+          dlp: { action: "block", rules: ["scanner-error"], alerts: [alert.id] } }).catch(() => {});
+      }
+      throw new Error(`openclaw-eventlog: ${method} refused: DLP scanner error`);
+    }
+    if (chatId !== null) {
+      try {
+        await preflight(root, chatId);
+      } catch (err) {
+        stderr(`openclaw-eventlog: ${method} to chat ${chatId} refused: ${err.message}`);
+        throw new Error(`openclaw-eventlog: ${method} refused: event log cannot be written`);
+      }
+    }
+    const alertIds = [];
+    const alertWrites = [];
+    const msgId = payload?.message_id ?? null; // edits name their message; a send learns it from the reply
+    const fresh = [];
+    for (const { finding: f, field, head } of filtered.found) {
+      const [kind, known] = merger.decide(chatId, msgId, f.rule, f.start, f.end, field, head);
+      if (kind === "same") { if (!alertIds.includes(known)) alertIds.push(known); continue; }
+      if (kind === "update") {
+        // the secret grew across preview edits: the alert keeps its id and takes the longer fingerprint
+        const upd = { ...base, event: "dlp:alert:update", ts: nowIso(), id: ulid(), alert: known, rule: f.rule,
+          fingerprint: f.fingerprint, masked: f.masked, start: f.start, end: f.end, field, log_event: sentId,
+          source: "tap" };
+        alertWrites.push(appendAlert(log, upd));
+        if (!alertIds.includes(known)) alertIds.push(known);
+        continue;
+      }
+      const key = `${chatId}|${f.rule}|${f.fingerprint}`;
+      const seen = recentAlerts.get(key);
+      if (seen && Date.now() - seen.at < ALERT_REPEAT_MS) {
+        if (!alertIds.includes(seen.id)) alertIds.push(seen.id);
+        continue;
+      }
+      const now = nowIso(); // the event is this call: its time and the detection time are the same
+      const alert = { ...base, event: "dlp:alert", ts: now, detected_at: now, id: ulid(), rule: f.rule, severity: f.severity,
+        action: filtered.action === "block" ? "block" : "redact", fingerprint: f.fingerprint, masked: f.masked,
+        start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion };
+      // Written while the (already filtered) call is in flight: the disk is off the reply's critical path.
+      // A failure leaves the tap degraded, so the next call is refused; an alert that failed is not reused.
+      recentAlerts.set(key, { id: alert.id, at: Date.now() });
+      if (recentAlerts.size > ALERT_REPEAT_MAX) recentAlerts.delete(recentAlerts.keys().next().value);
+      alertWrites.push(appendAlert(log, alert).catch((err) => {
+        if (recentAlerts.get(key)?.id === alert.id) recentAlerts.delete(key);
+        throw err;
+      }));
+      alertIds.push(alert.id);
+      fresh.push({ rule: f.rule, start: f.start, end: f.end, id: alert.id, field, head });
+      if (msgId !== null) merger.add(chatId, msgId, f.rule, f.start, f.end, alert.id, field, head);
+    }
+    if (alertWrites.length && alertsDegraded !== null) {
+      // the last alert append failed: this call's alerts must land before it may leave
+      try {
+        await Promise.all(alertWrites);
+      } catch {
+        throw new Error(`openclaw-eventlog: ${method} refused: DLP alert stream cannot be written`);
+      }
+    }
+    const records = (r) => Promise.allSettled(alertWrites).then(() => (chatId !== null ? logSent(r) : undefined));
+    const sent = filtered.payload;
+    let res;
+    try {
+      res = await prev(method, sent, signal);
+    } catch (err) {
+      res = { ok: false, description: String(err?.message ?? err) };
+      await records(res).catch(() => {});
+      throw err;
+    }
+    if (onHeld && filtered.held && typeof payload?.text === "string") {
+      // the preview's tail was held back: after a quiet period without a newer call for this message, complete it
+      // (tap-release.mjs) — unless the tail carries key material beyond a public prefix
+      const pm = payload.parse_mode;
+      const html = typeof pm === "string" && pm.toUpperCase() === "HTML";
+      let ok = false;
+      try {
+        const whole = scanner.filter(payload.text, { html, preview: false });
+        ok = tailReleasable(payload.text, filtered.held, whole.findings, { html, prefixes: holdPrefixes });
+      } catch { /* fail closed: a tail that cannot be judged stays held */ }
+      if (ok) {
+        onHeld((mid) => () => release(prev, chatId, mid, payload, { site, account }));
+      }
+    }
+    if (msgId === null && fresh.length) {
+      const mid = outcomeOf(res).message_id;
+      if (mid !== undefined) for (const a of fresh) merger.add(chatId, mid, a.rule, a.start, a.end, a.id, a.field, a.head);
+    }
+    // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
+    // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.
+    await track(records(res).catch(() => {}));
+    return res;
+
+    async function logSent(r) {
+      const ev = { ...base, event: "message:sent", ts: nowIso(), id: sentId, payload: jsonSafe(sent),
+        outcome: outcomeOf(r) };
+      if (isRelease) ev.tap_release = true;
+      const text = primaryText(sent);
+      if (text !== undefined) ev.text = text;
+      if (ev.outcome.message_id !== undefined) ev.message_id = ev.outcome.message_id;
+      if (filtered.action !== "pass" || filtered.held) {
+        ev.dlp = { action: filtered.action, rules: [...new Set(filtered.found.map((x) => x.finding.rule))],
+          alerts: alertIds };
+        if (filtered.held) ev.dlp.held_back = filtered.held;
+      }
+      await append(log, ev);
+    }
+  }
+
+  // The completing edit: the latest preview's full text, as an editMessageText of that message, filtered whole.
+  async function release(prev, chatId, mid, payload, { site, account }) {
+    const edit = { chat_id: payload.chat_id, message_id: mid };
+    for (const k of ["business_connection_id", "text", "parse_mode", "entities", "link_preview_options",
+      "reply_markup"]) if (payload[k] !== undefined) edit[k] = payload[k];
+    try {
+      await call(prev, "editMessageText", edit, undefined, { site, account, chatId, isRelease: true });
+    } catch (err) {
+      stderr(`openclaw-eventlog: held-back tail of message ${mid} in chat ${chatId} not released: ${err?.message ?? err}`);
+    }
+  }
+
   /** Resolves once every message:sent append started so far has settled (tests, shutdown). */
   async function flush() {
+    await releaser.idle();
     while (pending.size) await Promise.allSettled([...pending]);
   }
 
-  return { middleware, transformer, flush, ready, get degraded() { return degraded ?? alertsDegraded; } };
+  return { middleware, transformer, flush, ready, releases: releaser,
+    get degraded() { return degraded ?? alertsDegraded; } };
 }
