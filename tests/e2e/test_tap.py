@@ -221,21 +221,21 @@ def test_c2_held_preview_tails_are_released_but_key_material_never(patched_strea
         chunks = [t[:tail - 12], t[tail - 12:tail + 4], t[tail + 4:tail + 6], t[tail + 6:]]
         g.llm.script(t, chunks=[c for c in chunks if c], delay=1.0, when=f"{name}{tag}")
 
-    for name in texts:
-        script(name)
+    # One DM at a time: DMs share OpenClaw's main session, and messages queued behind a running turn are answered as
+    # a follow-up through the send site, without previews.
     tg_mark = g.telegram.mark()
+    script("stall")
     g.send_dm(f"please stream stall{tag}", stalled)
-    g.send_dm(f"please stream skend{tag}", sk_user)
-    g.send_dm(f"please stream fullk{tag}", full_user)
     # the stalled key's last preview (its whole tail held back) is on record: any release of it is now scheduled ...
     last = wait_events(g.eventlog_root, lambda e: e["event"] == "message:sent" and e["chat_id"] == str(stalled)
                        and (e.get("dlp") or {}).get("held_back") == len(f"sk-ant-api03-{body}"), timeout=240)
     assert last, "the stalled reply's final preview was held back"
     # ... and would fire before the release of a later reply in the same chat (same quiet period, timers in order)
-    g.send_dm(f"please stream numbr{tag}", stalled)
-    g.wait_reply(stalled, since=tg_mark, contains="the answer is 42", timeout=240)
-    g.wait_reply(sk_user, since=tg_mark, contains="the key is sk", timeout=240)
-    g.wait_reply(full_user, since=tg_mark, contains="your key is [REDACTED:anthropic-api-key]", timeout=240)
+    for name, user, needle in (("num", stalled, "the answer is 42"), ("sk", sk_user, "the key is sk"),
+                               ("full", full_user, "your key is [REDACTED:anthropic-api-key]")):
+        script(name)
+        g.send_dm(f"please stream {dict(num='numbr', sk='skend', full='fullk')[name]}{tag}", user)
+        g.wait_reply(user, since=tg_mark, contains=needle, timeout=240)
     assert [t for t in chat_texts(g, stalled, tg_mark) if t.endswith("the answer is 42")]
     assert [t for t in chat_texts(g, sk_user, tg_mark) if t.endswith("the key is sk")]
     for t in chat_texts(g, stalled, tg_mark):
@@ -246,10 +246,11 @@ def test_c2_held_preview_tails_are_released_but_key_material_never(patched_strea
         for i in range(len("sk-ant-") + 1, len(key) + 1):
             assert key[:i] not in r.text(), f"{r.method} showed a {i}-character prefix of the key"
     released = wait_events(g.eventlog_root, lambda e: e["event"] == "message:sent" and e.get("tap_release"), n=3)
-    by_chat = {e["chat_id"]: e for e in released}
-    assert set(by_chat) == {str(stalled), str(sk_user), str(full_user)}, "one release per completed reply, none stalled"
+    assert {e["chat_id"] for e in released} >= {str(stalled), str(sk_user), str(full_user)}
+    assert not any("api03-" in e.get("text", "") for e in released), "the stalled key's tail was released"
     assert all(e["site"] == "ingress" and e["method"] == "editMessageText" and e["outcome"]["ok"] for e in released)
-    assert by_chat[str(full_user)]["dlp"]["rules"] == ["anthropic-api-key"]
+    full = [e for e in released if e["chat_id"] == str(full_user) and "[REDACTED:" in e.get("text", "")]
+    assert full and full[0]["dlp"]["rules"] == ["anthropic-api-key"]
     assert leaked(all_bytes(g.eventlog_root), key) is None and leaked(all_bytes(g.eventlog_root), body) is None
 
 
