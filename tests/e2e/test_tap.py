@@ -210,9 +210,9 @@ def test_c2_held_preview_tails_are_released_but_key_material_never(patched_strea
     body = "".join(secrets.choice(ALNUM) for _ in range(24))
     texts = {
         "stall": f"Noted stall{tag}. Streaming stopped and the partial key is sk-ant-api03-{body}",
-        "sk": f"Noted skend{tag}. Here is the short answer you wanted: the key is sk",
-        "full": f"Noted fullk{tag}. Here is what you asked for: your key is {key}",
-        "num": f"Noted numbr{tag}. After thinking about it for a while, the answer is 42",
+        "skend": f"Noted skend{tag}. Here is the short answer you wanted: the key is sk",
+        "fullk": f"Noted fullk{tag}. Here is what you asked for: your key is {key}",
+        "numbr": f"Noted numbr{tag}. After thinking about it for a while, the answer is 42",
     }
 
     def script(name: str) -> None:
@@ -231,10 +231,10 @@ def test_c2_held_preview_tails_are_released_but_key_material_never(patched_strea
                        and (e.get("dlp") or {}).get("held_back") == len(f"sk-ant-api03-{body}"), timeout=240)
     assert last, "the stalled reply's final preview was held back"
     # ... and would fire before the release of a later reply in the same chat (same quiet period, timers in order)
-    for name, user, needle in (("num", stalled, "the answer is 42"), ("sk", sk_user, "the key is sk"),
-                               ("full", full_user, "your key is [REDACTED:anthropic-api-key]")):
+    for name, user, needle in (("numbr", stalled, "the answer is 42"), ("skend", sk_user, "the key is sk"),
+                               ("fullk", full_user, "your key is [REDACTED:anthropic-api-key]")):
         script(name)
-        g.send_dm(f"please stream {dict(num='numbr', sk='skend', full='fullk')[name]}{tag}", user)
+        g.send_dm(f"please stream {name}{tag}", user)
         g.wait_reply(user, since=tg_mark, contains=needle, timeout=240)
     assert [t for t in chat_texts(g, stalled, tg_mark) if t.endswith("the answer is 42")]
     assert [t for t in chat_texts(g, sk_user, tg_mark) if t.endswith("the key is sk")]
