@@ -218,17 +218,22 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         for (const m of payload.message_ids) releaser.cancel(`${chatId}|${m}`);
       }
       const key = chatId !== null && payload?.message_id != null ? `${chatId}|${payload.message_id}` : null;
-      if (key !== null && method === "deleteMessage") releaser.cancel(key);
-      // any text edit of a message (a preview on the ingress site, or a send-site edit) supersedes a pending release
-      // of it and lands after a release in flight
-      const tracked = key !== null && (preview || method === "editMessageText");
-      if (!tracked && !preview) return call(prev, method, payload, signal, { site, account, chatId });
+      if (!preview) {
+        // deleting the message, or a send-site text edit of it, drops a pending release; the edit lands after one
+        // in flight
+        if (key !== null && (method === "deleteMessage" || method === "editMessageText")) {
+          const inflight = releaser.cancel(key);
+          if (inflight) await inflight;
+        }
+        return call(prev, method, payload, signal, { site, account, chatId });
+      }
+      // a preview supersedes a pending release of its message and lands after one in flight
+      const tracked = key !== null;
       const token = tracked ? await releaser.enter(key) : null;
       let res;
       let job = null;
       try {
-        res = await call(prev, method, payload, signal, { site, account, chatId,
-          onHeld: preview ? (r) => { job = r; } : null });
+        res = await call(prev, method, payload, signal, { site, account, chatId, onHeld: (r) => { job = r; } });
         return res;
       } finally {
         const mid = payload?.message_id ?? outcomeOf(res).message_id;

@@ -113,13 +113,16 @@ export function createReleaser({ quietMs = DEFAULT_RELEASE_MS, timers = globalTh
     s.timer?.unref?.();
   }
 
-  /** The message is gone (deleteMessage): nothing to release. */
+  /** The message is gone (deleteMessage) or edited by a non-preview call: nothing to release. Returns the release
+   *  in flight, if any, for the caller to wait for (null when none: no await on the common path). */
   function cancel(key) {
     const s = slots.get(key);
-    if (!s) return;
+    if (!s) return null;
     if (s.timer) { timers.clearTimeout(s.timer); s.timer = null; }
     s.seq = s.done = ++seq;
+    const inflight = s.inflight;
     tidy(key, s);
+    return inflight;
   }
 
   /** Releases in flight have settled (pending timers are not fired). */
