@@ -14,8 +14,11 @@
 import { appendFile, stat } from "node:fs/promises";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { AlertMerger, headOf } from "./dlp-alerts.mjs";
+import { createReleaser, DEFAULT_RELEASE_MS, tailReleasable } from "./tap-release.mjs";
+import { isPlain, jsonSafe, nowIso, outcomeOf, receivedEvent, ulid } from "./tap-event.mjs";
+
+export { jsonSafe, receivedEvent, ulid };
 
 // Streaming previews: OpenClaw's draft stream (draft-stream-*.mjs) sends and edits them through the ingress bot's api
 // (bot-message-*.mjs hands it `params.bot.api`). The send site (the outbound helper bot of send-*.mjs) carries final
@@ -34,95 +37,21 @@ const SKIP_KEYS = new Set(["chat_id", "from_chat_id", "parse_mode", "type", "act
   "custom_emoji_id", "icon_custom_emoji_id", "allowed_updates", "secret_token"]);
 const CONTENT_KEYS = ["text", "caption", "question", "message_text", "title", "description"];
 
-const ENCODING = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const ALERT_REPEAT_MS = 10 * 60 * 1000;
 const ALERT_REPEAT_MAX = 4096;
 
-/** ULID (48-bit ms time + 80 random bits), so alerts and the message:sent line can point at each other. */
-export function ulid(now = Date.now()) {
-  let t = "";
-  for (let i = 9, n = now; i >= 0; i--, n = Math.floor(n / 32)) t = ENCODING[n % 32] + t;
-  const r = randomBytes(16);
-  let s = "";
-  for (let i = 0; i < 16; i++) s += ENCODING[r[i] % 32];
-  return t + s;
-}
-
-function nowIso() {
-  return new Date().toISOString();
-}
-
-function isPlain(v) {
-  if (v === null || typeof v !== "object") return false;
-  const p = Object.getPrototypeOf(v);
-  return p === Object.prototype || p === null;
-}
-
-/** A JSON-safe copy of a payload for the log: files are recorded as a marker, never their bytes. */
-export function jsonSafe(v) {
-  if (v === null || typeof v === "string" || typeof v === "boolean") return v;
-  if (typeof v === "number") return Number.isFinite(v) ? v : null;
-  if (typeof v === "bigint") return v.toString();
-  if (Array.isArray(v)) return v.map(jsonSafe);
-  if (isPlain(v)) {
-    const o = {};
-    for (const [k, x] of Object.entries(v)) if (x !== undefined && typeof x !== "function") o[k] = jsonSafe(x);
-    return o;
-  }
-  if (v === undefined) return null;
-  return { $file: typeof v.filename === "string" ? v.filename : (v.constructor?.name ?? "object") };
-}
-
-function chatOf(obj) {
-  if (!obj || typeof obj !== "object") return undefined;
-  return obj.chat?.id ?? obj.message?.chat?.id ?? obj.voter_chat?.id ?? obj.from?.id ?? obj.user?.id;
-}
-
-function fromOf(obj) {
-  const f = obj?.from ?? obj?.user;
-  if (!f || typeof f !== "object") return undefined;
-  const name = [f.first_name, f.last_name].filter(Boolean).join(" ");
-  const o = { id: f.id, is_bot: Boolean(f.is_bot) };
-  if (f.username) o.username = f.username;
-  if (name) o.name = name;
-  return o;
-}
-
-/** Build the `message:received` event for any update type. */
-export function receivedEvent(update, accountId) {
-  const type = Object.keys(update).find((k) => k !== "update_id") ?? "unknown";
-  const obj = update[type];
-  const ev = { event: "message:received", channel: "telegram", account: accountId ?? "default",
-    chat_id: String(chatOf(obj) ?? "unknown"), ts: nowIso(), direction: "in", update_type: type,
-    update_id: update.update_id, raw: jsonSafe(update) };
-  const mid = obj?.message_id ?? obj?.message?.message_id;
-  if (typeof mid === "number") ev.message_id = mid;
-  const from = fromOf(obj);
-  if (from) ev.from = from;
-  const text = obj?.text ?? obj?.caption ?? obj?.data ?? obj?.query ?? obj?.question ?? obj?.poll?.question;
-  if (typeof text === "string") ev.text = text;
-  return ev;
-}
-
-function outcomeOf(res) {
-  if (res && res.ok) {
-    const r = res.result;
-    const o = { ok: true };
-    if (r && typeof r === "object" && typeof r.message_id === "number") o.message_id = r.message_id;
-    else if (Array.isArray(r)) o.message_ids = r.map((m) => m?.message_id).filter((x) => typeof x === "number");
-    return o;
-  }
-  return { ok: false, error_code: res?.error_code, description: String(res?.description ?? "error") };
-}
-
-/**
- * createTap({deps}) — deps is (a promise of) {root, log, scanner, scannerError}.
- * log: writer.mjs's {append(event), appendStream(relpath, event)}; scanner: dlp.mjs's {filter(text, {html, preview})}.
- */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-export function createTap({ deps, stderr = (line) => process.stderr.write(line + "\n") }) {
+/**
+ * createTap({deps}) — deps is (a promise of) {root, log, scanner, scannerError, holdPrefixes}.
+ * log: writer.mjs's {append(event), appendStream(relpath, event)}; scanner: dlp.mjs's {filter(text, {html, preview})};
+ * holdPrefixes: the rules' public hold-back literals (tap-release.mjs). releaseMs: quiet period before a held-back
+ * preview tail is released (0: never); timers: {setTimeout, clearTimeout} for that (tests inject a clock).
+ */
+export function createTap({ deps, stderr = (line) => process.stderr.write(line + "\n"), releaseMs = DEFAULT_RELEASE_MS,
+  timers = globalThis }) {
   const ready = Promise.resolve(deps);
+  const releaser = createReleaser({ quietMs: releaseMs, timers });
   let degraded = null; // error message of the last failed append; cleared by the next successful one
   const callbackChats = new Map(); // callback_query_id / inline_query_id -> chat, for answer* calls
   const seen = { set: null, file: null };
@@ -234,8 +163,8 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   }
 
   // Walk the payload; returns a filtered deep copy of plain objects/arrays (files kept by reference).
-  function filterPayload(scanner, method, payload, site) {
-    const previewCall = PREVIEW_METHODS.has(method) && PREVIEW_SITES.has(site);
+  function filterPayload(scanner, method, payload, site, release = false) {
+    const previewCall = !release && PREVIEW_METHODS.has(method) && PREVIEW_SITES.has(site);
     const found = [];
     let action = "pass";
     let held = 0;
@@ -285,122 +214,187 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     const account = accountId ?? "default";
     return async (prev, method, payload, signal) => {
       if (PASS_METHODS.has(method) || method.startsWith("get")) return prev(method, payload, signal);
-      const { root, log, scanner, scannerError, rulesVersion = null } = await ready;
       const chatId = chatIdFor(method, payload);
-      const sentId = ulid();
-      const base = { channel: "telegram", account, chat_id: chatId ?? "unknown", direction: "out", method, site };
-      let filtered;
-      try {
-        if (!scanner) throw scannerError ?? new Error("no DLP scanner");
-        filtered = filterPayload(scanner, method, payload, site);
-      } catch (err) {
-        // fail closed: nothing of this payload leaves; the alert names the failure, never the content
-        const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: "scanner-error",
-          severity: "critical", action: "block", error: String(err?.message ?? err).slice(0, 200),
-          log_event: chatId !== null ? sentId : null, source: "tap", rules_version: rulesVersion };
-        await appendAlert(log, alert).catch(() => {});
-        if (chatId !== null) {
-          await append(log, { ...base, event: "message:sent", ts: nowIso(), id: sentId,
-            outcome: { ok: false, description: "refused by openclaw-eventlog: DLP scanner error" },
-            dlp: { action: "block", rules: ["scanner-error"], alerts: [alert.id] } }).catch(() => {});
-        }
-        throw new Error(`openclaw-eventlog: ${method} refused: DLP scanner error`);
+      const preview = PREVIEW_METHODS.has(method) && PREVIEW_SITES.has(site);
+      if (chatId !== null && method === "deleteMessages" && Array.isArray(payload?.message_ids)) {
+        for (const m of payload.message_ids) releaser.cancel(`${chatId}|${m}`);
       }
-      if (chatId !== null) {
-        try {
-          await preflight(root, chatId);
-        } catch (err) {
-          stderr(`openclaw-eventlog: ${method} to chat ${chatId} refused: ${err.message}`);
-          throw new Error(`openclaw-eventlog: ${method} refused: event log cannot be written`);
+      const key = chatId !== null && payload?.message_id != null ? `${chatId}|${payload.message_id}` : null;
+      if (!preview) {
+        // deleting the message, or a send-site text edit of it, drops a pending release; the edit lands after one
+        // in flight
+        if (key !== null && (method === "deleteMessage" || method === "editMessageText")) {
+          const inflight = releaser.cancel(key);
+          if (inflight) await inflight;
         }
+        return call(prev, method, payload, signal, { site, account, chatId });
       }
-      const alertIds = [];
-      const alertWrites = [];
-      const msgId = payload?.message_id ?? null; // edits name their message; a send learns it from the reply
-      const fresh = [];
-      for (const { finding: f, field, head } of filtered.found) {
-        const [kind, known] = merger.decide(chatId, msgId, f.rule, f.start, f.end, field, head);
-        if (kind === "same") { if (!alertIds.includes(known)) alertIds.push(known); continue; }
-        if (kind === "update") {
-          // the secret grew across preview edits: the alert keeps its id and takes the longer fingerprint
-          const upd = { ...base, event: "dlp:alert:update", ts: nowIso(), id: ulid(), alert: known, rule: f.rule,
-            fingerprint: f.fingerprint, masked: f.masked, start: f.start, end: f.end, field, log_event: sentId,
-            source: "tap" };
-          alertWrites.push(appendAlert(log, upd));
-          if (!alertIds.includes(known)) alertIds.push(known);
-          continue;
-        }
-        const key = `${chatId}|${f.rule}|${f.fingerprint}`;
-        const seen = recentAlerts.get(key);
-        if (seen && Date.now() - seen.at < ALERT_REPEAT_MS) {
-          if (!alertIds.includes(seen.id)) alertIds.push(seen.id);
-          continue;
-        }
-        const now = nowIso(); // the event is this call: its time and the detection time are the same
-        const alert = { ...base, event: "dlp:alert", ts: now, detected_at: now, id: ulid(), rule: f.rule, severity: f.severity,
-          action: filtered.action === "block" ? "block" : "redact", fingerprint: f.fingerprint, masked: f.masked,
-          start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion };
-        // Written while the (already filtered) call is in flight: the disk is off the reply's critical path.
-        // A failure leaves the tap degraded, so the next call is refused; an alert that failed is not reused.
-        recentAlerts.set(key, { id: alert.id, at: Date.now() });
-        if (recentAlerts.size > ALERT_REPEAT_MAX) recentAlerts.delete(recentAlerts.keys().next().value);
-        alertWrites.push(appendAlert(log, alert).catch((err) => {
-          if (recentAlerts.get(key)?.id === alert.id) recentAlerts.delete(key);
-          throw err;
-        }));
-        alertIds.push(alert.id);
-        fresh.push({ rule: f.rule, start: f.start, end: f.end, id: alert.id, field, head });
-        if (msgId !== null) merger.add(chatId, msgId, f.rule, f.start, f.end, alert.id, field, head);
-      }
-      if (alertWrites.length && alertsDegraded !== null) {
-        // the last alert append failed: this call's alerts must land before it may leave
-        try {
-          await Promise.all(alertWrites);
-        } catch {
-          throw new Error(`openclaw-eventlog: ${method} refused: DLP alert stream cannot be written`);
-        }
-      }
-      const records = (r) => Promise.allSettled(alertWrites).then(() => (chatId !== null ? logSent(r) : undefined));
-      const sent = filtered.payload;
+      // a preview supersedes a pending release of its message and lands after one in flight
+      const tracked = key !== null;
+      const token = tracked ? await releaser.enter(key) : null;
       let res;
+      let job = null;
       try {
-        res = await prev(method, sent, signal);
-      } catch (err) {
-        res = { ok: false, description: String(err?.message ?? err) };
-        await records(res).catch(() => {});
-        throw err;
-      }
-      if (msgId === null && fresh.length) {
-        const mid = outcomeOf(res).message_id;
-        if (mid !== undefined) for (const a of fresh) merger.add(chatId, mid, a.rule, a.start, a.end, a.id, a.field, a.head);
-      }
-      // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
-      // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.
-      // The record is built and queued on the next turn of the event loop: the reply goes back to OpenClaw first, so
-      // encoding the line and handing the write to the thread pool (~0.1 ms) are not part of this call's latency.
-      await track(nextTurn().then(() => records(res)).catch(() => {}));
-      return res;
-
-      async function logSent(r) {
-        const ev = { ...base, event: "message:sent", ts: nowIso(), id: sentId, payload: jsonSafe(sent),
-          outcome: outcomeOf(r) };
-        const text = primaryText(sent);
-        if (text !== undefined) ev.text = text;
-        if (ev.outcome.message_id !== undefined) ev.message_id = ev.outcome.message_id;
-        if (filtered.action !== "pass" || filtered.held) {
-          ev.dlp = { action: filtered.action, rules: [...new Set(filtered.found.map((x) => x.finding.rule))],
-            alerts: alertIds };
-          if (filtered.held) ev.dlp.held_back = filtered.held;
+        res = await call(prev, method, payload, signal, { site, account, chatId, onHeld: (r) => { job = r; } });
+        return res;
+      } finally {
+        const mid = payload?.message_id ?? outcomeOf(res).message_id;
+        // "message is not modified": the message shows this preview already, its tail still wants releasing
+        const shown = res?.ok || /message is not modified/i.test(String(res?.description ?? ""));
+        if (tracked) releaser.settle(key, token, shown && job ? job(mid) : null);
+        else if (job && shown && mid !== undefined) {
+          const k = `${chatId}|${mid}`;
+          releaser.settle(k, await releaser.enter(k), job(mid));
         }
-        await append(log, ev);
       }
     };
   }
 
+  // One Bot API call through the filter and the log. isRelease: the tap's own completing edit (filtered whole).
+  async function call(prev, method, payload, signal, { site, account, chatId, onHeld = null, isRelease = false }) {
+    const { root, log, scanner, scannerError, rulesVersion = null, holdPrefixes = [] } = await ready;
+    const sentId = ulid();
+    const base = { channel: "telegram", account, chat_id: chatId ?? "unknown", direction: "out", method, site };
+    let filtered;
+    try {
+      if (!scanner) throw scannerError ?? new Error("no DLP scanner");
+      filtered = filterPayload(scanner, method, payload, site, isRelease);
+    } catch (err) {
+      // fail closed: nothing of this payload leaves; the alert names the failure, never the content
+      const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: "scanner-error",
+        severity: "critical", action: "block", error: String(err?.message ?? err).slice(0, 200),
+        log_event: chatId !== null ? sentId : null, source: "tap", rules_version: rulesVersion };
+      await appendAlert(log, alert).catch(() => {});
+      if (chatId !== null) {
+        await append(log, { ...base, event: "message:sent", ts: nowIso(), id: sentId,
+          outcome: { ok: false, description: "refused by openclaw-eventlog: DLP scanner error" },
+          dlp: { action: "block", rules: ["scanner-error"], alerts: [alert.id] } }).catch(() => {});
+      }
+      throw new Error(`openclaw-eventlog: ${method} refused: DLP scanner error`);
+    }
+    if (chatId !== null) {
+      try {
+        await preflight(root, chatId);
+      } catch (err) {
+        stderr(`openclaw-eventlog: ${method} to chat ${chatId} refused: ${err.message}`);
+        throw new Error(`openclaw-eventlog: ${method} refused: event log cannot be written`);
+      }
+    }
+    const alertIds = [];
+    const alertWrites = [];
+    const msgId = payload?.message_id ?? null; // edits name their message; a send learns it from the reply
+    const fresh = [];
+    for (const { finding: f, field, head } of filtered.found) {
+      const [kind, known] = merger.decide(chatId, msgId, f.rule, f.start, f.end, field, head);
+      if (kind === "same") { if (!alertIds.includes(known)) alertIds.push(known); continue; }
+      if (kind === "update") {
+        // the secret grew across preview edits: the alert keeps its id and takes the longer fingerprint
+        const upd = { ...base, event: "dlp:alert:update", ts: nowIso(), id: ulid(), alert: known, rule: f.rule,
+          fingerprint: f.fingerprint, masked: f.masked, start: f.start, end: f.end, field, log_event: sentId,
+          source: "tap" };
+        alertWrites.push(appendAlert(log, upd));
+        if (!alertIds.includes(known)) alertIds.push(known);
+        continue;
+      }
+      const key = `${chatId}|${f.rule}|${f.fingerprint}`;
+      const seen = recentAlerts.get(key);
+      if (seen && Date.now() - seen.at < ALERT_REPEAT_MS) {
+        if (!alertIds.includes(seen.id)) alertIds.push(seen.id);
+        continue;
+      }
+      const now = nowIso(); // the event is this call: its time and the detection time are the same
+      const alert = { ...base, event: "dlp:alert", ts: now, detected_at: now, id: ulid(), rule: f.rule, severity: f.severity,
+        action: filtered.action === "block" ? "block" : "redact", fingerprint: f.fingerprint, masked: f.masked,
+        start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion };
+      // Written while the (already filtered) call is in flight: the disk is off the reply's critical path.
+      // A failure leaves the tap degraded, so the next call is refused; an alert that failed is not reused.
+      recentAlerts.set(key, { id: alert.id, at: Date.now() });
+      if (recentAlerts.size > ALERT_REPEAT_MAX) recentAlerts.delete(recentAlerts.keys().next().value);
+      alertWrites.push(appendAlert(log, alert).catch((err) => {
+        if (recentAlerts.get(key)?.id === alert.id) recentAlerts.delete(key);
+        throw err;
+      }));
+      alertIds.push(alert.id);
+      fresh.push({ rule: f.rule, start: f.start, end: f.end, id: alert.id, field, head });
+      if (msgId !== null) merger.add(chatId, msgId, f.rule, f.start, f.end, alert.id, field, head);
+    }
+    if (alertWrites.length && alertsDegraded !== null) {
+      // the last alert append failed: this call's alerts must land before it may leave
+      try {
+        await Promise.all(alertWrites);
+      } catch {
+        throw new Error(`openclaw-eventlog: ${method} refused: DLP alert stream cannot be written`);
+      }
+    }
+    const records = (r) => Promise.allSettled(alertWrites).then(() => (chatId !== null ? logSent(r) : undefined));
+    const sent = filtered.payload;
+    let res;
+    try {
+      res = await prev(method, sent, signal);
+    } catch (err) {
+      res = { ok: false, description: String(err?.message ?? err) };
+      await records(res).catch(() => {});
+      throw err;
+    }
+    if (onHeld && filtered.held && typeof payload?.text === "string") {
+      // the preview's tail was held back: after a quiet period without a newer call for this message, complete it
+      // (tap-release.mjs) — unless the tail carries key material beyond a public prefix
+      const pm = payload.parse_mode;
+      const html = typeof pm === "string" && pm.toUpperCase() === "HTML";
+      let ok = false;
+      try {
+        const whole = scanner.filter(payload.text, { html, preview: false });
+        ok = tailReleasable(payload.text, filtered.held, whole.findings, { html, prefixes: holdPrefixes });
+      } catch { /* fail closed: a tail that cannot be judged stays held */ }
+      if (ok) {
+        onHeld((mid) => () => release(prev, chatId, mid, payload, { site, account }));
+      }
+    }
+    if (msgId === null && fresh.length) {
+      const mid = outcomeOf(res).message_id;
+      if (mid !== undefined) for (const a of fresh) merger.add(chatId, mid, a.rule, a.start, a.end, a.id, a.field, a.head);
+    }
+    // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
+    // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.
+    // The record is built and queued on the next turn of the event loop: the reply goes back to OpenClaw first, so
+    // encoding the line and handing the write to the thread pool (~0.1 ms) are not part of this call's latency.
+    await track(nextTurn().then(() => records(res)).catch(() => {}));
+    return res;
+
+    async function logSent(r) {
+      const ev = { ...base, event: "message:sent", ts: nowIso(), id: sentId, payload: jsonSafe(sent),
+        outcome: outcomeOf(r) };
+      if (isRelease) ev.tap_release = true;
+      const text = primaryText(sent);
+      if (text !== undefined) ev.text = text;
+      if (ev.outcome.message_id !== undefined) ev.message_id = ev.outcome.message_id;
+      if (filtered.action !== "pass" || filtered.held) {
+        ev.dlp = { action: filtered.action, rules: [...new Set(filtered.found.map((x) => x.finding.rule))],
+          alerts: alertIds };
+        if (filtered.held) ev.dlp.held_back = filtered.held;
+      }
+      await append(log, ev);
+    }
+  }
+
+  // The completing edit: the latest preview's full text, as an editMessageText of that message, filtered whole.
+  async function release(prev, chatId, mid, payload, { site, account }) {
+    const edit = { chat_id: payload.chat_id, message_id: mid };
+    for (const k of ["business_connection_id", "text", "parse_mode", "entities", "link_preview_options",
+      "reply_markup"]) if (payload[k] !== undefined) edit[k] = payload[k];
+    try {
+      await call(prev, "editMessageText", edit, undefined, { site, account, chatId, isRelease: true });
+    } catch (err) {
+      stderr(`openclaw-eventlog: held-back tail of message ${mid} in chat ${chatId} not released: ${err?.message ?? err}`);
+    }
+  }
+
   /** Resolves once every message:sent append started so far has settled (tests, shutdown). */
   async function flush() {
+    await releaser.idle();
     while (pending.size) await Promise.allSettled([...pending]);
   }
 
-  return { middleware, transformer, flush, ready, get degraded() { return degraded ?? alertsDegraded; } };
+  return { middleware, transformer, flush, ready, releases: releaser,
+    get degraded() { return degraded ?? alertsDegraded; } };
 }

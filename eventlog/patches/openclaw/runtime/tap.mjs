@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTap } from "./tap-core.mjs";
+import { holdPrefixesOf, releaseMsFrom } from "./tap-release.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 let shared = null;
@@ -44,6 +45,7 @@ async function buildDefaults() {
   let scannerError = null;
   let rulesVersion = null;
   let rulesSha256 = null;
+  let holdPrefixes = [];
   try {
     const dlp = await import("./dlp.mjs");
     // rules.json is installed beside this file; $EVENTLOG_DLP_RULES overrides (dlp.defaultRulesPath)
@@ -51,6 +53,7 @@ async function buildDefaults() {
     rulesSha256 = createHash("sha256").update(readFileSync(rulesPath)).digest("hex");
     const rules = dlp.loadRules(rulesPath);
     rulesVersion = rules.version ?? null;
+    holdPrefixes = holdPrefixesOf(rules);
     scanner = dlp.createScanner({ rules, key: dlp.loadKey(root), allowlistPath: join(root, "dlp", "allowlist.json") });
   } catch (err) {
     scannerError = err;
@@ -62,12 +65,13 @@ async function buildDefaults() {
   } catch (err) {
     process.stderr.write(`openclaw-eventlog: could not record tap:start: ${err?.message ?? err}\n`);
   }
-  return { root, log, scanner, scannerError, rulesVersion };
+  return { root, log, scanner, scannerError, rulesVersion, holdPrefixes };
 }
 
 /** The process-wide tap (one log, one scanner), created on first use. */
 export function defaultTap() {
-  if (!shared) shared = createTap({ deps: buildDefaults() });
+  // $EVENTLOG_PREVIEW_RELEASE_MS: quiet period before a held-back preview tail is released (tap-release.mjs)
+  if (!shared) shared = createTap({ deps: buildDefaults(), releaseMs: releaseMsFrom(process.env) });
   return shared;
 }
 
