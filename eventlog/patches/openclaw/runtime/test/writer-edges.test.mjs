@@ -46,3 +46,42 @@ test("appendMany names the first bad event by its index; a good batch is not tou
   assert.deepEqual(readdirSync(root), []);
   await log.close();
 });
+
+test("prepare: only a JSON object is an event; a required field present but undefined is missing; salt shape", async () => {
+  const { prepare } = await import("../writer-format.mjs");
+  for (const bad of [null, [], "x", 42, [ev()]]) assert.throws(() => prepare(bad), (e) => e instanceof BadEvent);
+  for (const k of ["event", "channel", "chat_id", "ts"]) {
+    assert.throws(() => prepare(ev({ [k]: undefined })), /missing required field\(s\): /, k);
+  }
+  const salt = "0123456789abcdef0123456789abcdef";
+  assert.equal(prepare(ev({ text: "x", salt })).salt, salt);
+  for (const s of [salt.toUpperCase(), salt.slice(1), 42]) {
+    assert.throws(() => prepare(ev({ text: "x", salt: s })), /salt must be/, String(s));
+  }
+  assert.equal(prepare(ev({ salt })).salt, undefined, "no content: no salt kept");
+});
+
+test("compareCodePoints orders by code point: U+10000 (a surrogate pair) sorts after U+FFFF and U+E000", async () => {
+  const { compareCodePoints, encode } = await import("../writer-format.mjs");
+  assert.ok(compareCodePoints("\uFFFF", "\u{10000}") < 0);
+  assert.ok(compareCodePoints("\u{10000}", "\uFFFF") > 0);
+  assert.ok(compareCodePoints("\uE000", "\u{10000}") < 0);
+  assert.ok(compareCodePoints("\u{10000}", "\uE000") > 0);
+  assert.ok(compareCodePoints("\uD7FF", "\u{10000}") < 0);
+  assert.ok(compareCodePoints("a", "ab") < 0 && compareCodePoints("ab", "a") > 0 && compareCodePoints("ab", "ab") === 0);
+  assert.equal(encode({ "\u{10000}": 1, "\uFFFF": 2, a: 3 }), '{"a":3,"\uFFFF":2,"\u{10000}":1}');
+  assert.equal(encode({ a: [undefined, () => 1, Symbol("s"), 1] }), '{"a":[null,null,null,1]}');
+});
+
+test("parseRelpath: the day file's path and nothing else", async () => {
+  const { parseRelpath } = await import("../writer-format.mjs");
+  assert.deepEqual(parseRelpath("raw/telegram/chats/42/2026/11/30.jsonl"), { channel: "telegram", chatId: "42", day: "2026-11-30" });
+  assert.deepEqual(parseRelpath("raw/telegram/chats/-100/2024/02/29.jsonl"), { channel: "telegram", chatId: "-100", day: "2024-02-29" });
+  for (const bad of ["raw/telegram/chats/42/2026/11/31.jsonl", "raw/telegram/chats/42/2026/13/01.jsonl",
+    "raw/telegram/chats/42/2026/00/01.jsonl", "raw/telegram/chats/42/2026/11/00.jsonl", "raw/telegram/chats/42/2025/02/29.jsonl",
+    "raw/telegram/chats/42/2026/1/30.jsonl", "raw/telegram/chats/42/26/11/30.jsonl", "raw/telegram/chats/42/2026/11/30.json",
+    "raw/Tele gram/chats/42/2026/11/30.jsonl", "raw/telegram/chat/42/2026/11/30.jsonl", "raws/telegram/chats/42/2026/11/30.jsonl",
+    "raw/telegram/chats/a b/2026/11/30.jsonl", "raw/telegram/chats/42/2026/11/30.jsonl/x", "dlp/alerts.jsonl"]) {
+    assert.equal(parseRelpath(bad), null, bad);
+  }
+});
