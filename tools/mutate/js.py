@@ -58,7 +58,8 @@ MODULES = {
 # Test files written for issue 15 item 1 (to kill survivors). They run LAST for each module, so a mutant whose first
 # failing file is one of them survived the suite as it was before: one run gives the score before and after them.
 NEW_TESTS = {
-    "dlp": [T + "dlp-validators-edges.test.mjs", T + "dlp-github-crc.test.mjs", T + "dlp-offsets.test.mjs"],
+    "dlp": [T + "dlp-validators-edges.test.mjs", T + "dlp-github-crc.test.mjs", T + "dlp-offsets.test.mjs",
+            T + "dlp-alerts-edges.test.mjs"],
     "writer": [T + "writer-edges.test.mjs"],
     "tap-core": [T + "tap-failclosed.test.mjs"],
 }
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             old = prior.get((m["file"], m["start"], m["end"], m["repl"]))
             if old is not None and old["status"] in ("killed", "timeout"):
                 m["status"], m["by"], m["secs"] = old["status"], old["by"], 0.0
-            elif m["op"] != "named" and not executed(cov.get(m["file"], []), m["start"], m["end"]):
+            elif m["op"] != "named" and not executed(cov.get(m["file"], []), m.get("cs", m["start"]), m.get("ce", m["end"])):
                 m["status"], m["by"], m["secs"] = "nocov", "", 0.0
             else:
                 todo.put(i)

@@ -50,9 +50,11 @@ for (const file of files) {
   const ast = acorn.parse(src, { ecmaVersion: "latest", sourceType: "module" });
   const at = lineCol(src);
   const out = [];
-  const add = (start, end, repl, op) => {
+  // cs/ce: the span whose execution decides coverage (for an operator token, the whole expression: `a ?? b` runs
+  // even when b never does, and `a && b` differs from it)
+  const add = (start, end, repl, op, cs = start, ce = end) => {
     const [line, col] = at(start);
-    out.push({ file, line, col, start, end, repl, op, orig: src.slice(start, end).slice(0, 80) });
+    out.push({ file, line, col, start, end, repl, op, orig: src.slice(start, end).slice(0, 80), cs, ce });
   };
   // operator token between two operands (only whitespace, parentheses and comments lie between them)
   const opAt = (left, right, op) => {
@@ -80,7 +82,7 @@ for (const file of files) {
       case "ExportNamedDeclaration": if (n.source) return; break;
       case "BinaryExpression": case "LogicalExpression": {
         const p = opAt(n.left, n.right, n.operator);
-        if (p >= 0) for (const r of SWAP[n.operator] || []) add(p, p + n.operator.length, r, n.type === "LogicalExpression" ? "logical" : "binary");
+        if (p >= 0) for (const r of SWAP[n.operator] || []) add(p, p + n.operator.length, r, n.type === "LogicalExpression" ? "logical" : "binary", n.start, n.end);
         break;
       }
       case "UnaryExpression":
