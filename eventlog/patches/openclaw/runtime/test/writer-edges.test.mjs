@@ -2,10 +2,10 @@
 // the array form of appendStream, the index of the bad event in appendMany.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, existsSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openEventLog, BadEvent } from "../writer.mjs";
+import { openEventLog, BadEvent, EventlogError } from "../writer.mjs";
 import { genesis } from "../writer-format.mjs";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "writer-edges-"));
@@ -84,4 +84,25 @@ test("parseRelpath: the day file's path and nothing else", async () => {
     "raw/telegram/chats/a b/2026/11/30.jsonl", "raw/telegram/chats/42/2026/11/30.jsonl/x", "dlp/alerts.jsonl"]) {
     assert.equal(parseRelpath(bad), null, bad);
   }
+});
+
+test("a torn tail in a stream (dlp/alerts.jsonl) is repaired too: the log:repair record names no chat", async () => {
+  const root = tmp();
+  const log = await openEventLog({ root, fsync: "never" });
+  await log.appendStream("dlp/alerts.jsonl", ev({ rule: "first" }));
+  appendFileSync(join(root, "dlp", "alerts.jsonl"), '{"event":"dlp:al');
+  const fresh = await openEventLog({ root, fsync: "never" });
+  await fresh.appendStream("dlp/alerts.jsonl", ev({ rule: "second" }));
+  const lines = readFileSync(join(root, "dlp", "alerts.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((l) => l.event), ["dlp:alert", "log:repair", "dlp:alert"]);
+  assert.deepEqual([lines[1].channel, lines[1].chat_id], ["eventlog", "stream"]);
+  await fresh.close();
+  await log.close();
+});
+
+test("openEventLog refuses an empty or non-string root and an unknown fsync policy", async () => {
+  for (const root of ["", 42, null]) {
+    await assert.rejects(openEventLog({ root, fsync: "never" }), (e) => e instanceof EventlogError, String(root));
+  }
+  await assert.rejects(openEventLog({ root: tmp(), fsync: "sometimes" }), /fsync policy must be one of always, batch, never/);
 });
