@@ -88,7 +88,8 @@ test("ИНН/ОГРН/СНИЛС: the branch where the remainder is 10 (check di
 test("password: two kinds of character (lower, upper, digit, other; Latin and Cyrillic, ё/Ё) at each range end", () => {
   for (const s of ["abcdef", "zzzabc", "ABCDEF", "ZZZABC", "аааббб", "яяяабв", "АААБББ", "ЯЯЯАБВ", "ёёёабв",
     "ЁЁЁАБВ", "000111", "999888", "!?!?!?-"]) assert.equal(V.password(s), false, s);
-  for (const s of ["abc123", "ABCdef", "яблоко9", "ЯБЛОКОя", "ёлка12", "ЁЛКА12", "abc!!!", "ABC!!!", "123!!!"])
+  for (const s of ["abc123", "ABCdef", "яблоко9", "ЯБЛОКОя", "ёлка12", "ЁЛКА12", "abc!!!", "ABC!!!", "123!!!", "АБВ!!!",
+    "абв!!!", "ЁЁЁ!!!"])
     assert.equal(V.password(s), true, s);
   for (const s of ["password", "p@ssw0rd", "aaaaaaaa", "$Secret1", "<Secret1", "{Secret1", "%Secret1",
     "*Secret1", "[Secret1", "Secret1...", "Secret1…", "yourSecret1", "my_Secret1", "xxxSecret1", "Se****t1"])
@@ -120,7 +121,8 @@ test("credential / token_value / userpass: lengths, variety, quotes, fakes, PEM"
   for (const [s, want] of Object.entries(tok)) assert.equal(V.token_value(s), want, s);
   const up = { "alice:Tr0ub4dor": true, "alice": false, ":Tr0ub4dor": true, "alice:": true, "al:ab": false,
     "alice:{{pw}}": false, "{{user}}:Tr0ub4dor": false, "'alice':'Tr0ub4dor'": true, "alice:changeme": false,
-    "alice:myfakepw1": false, "{{u}}:{{p}}": false, "ab:cd": false, "abcd:": true, "alice:ab": false };
+    "alice:myfakepw1": false, "{{u}}:{{p}}": false, "ab:cd": false, "abcd:": true, "alice:ab": false,
+    '"al":"ab"': false, "'al':'ab'": false };
   for (const [s, want] of Object.entries(up)) assert.equal(V.userpass(s), want, s);
 });
 
