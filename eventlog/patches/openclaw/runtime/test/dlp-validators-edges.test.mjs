@@ -103,7 +103,7 @@ test("not_placeholder / not_template / url_password: each placeholder and templa
   for (const s of ["", "aaaa", "ab****cd", "abxxxxcd", "$HOME", "${SECRET}", "$(cat x)", "{{pw}}", "<pw>", "[pw]",
     "%(pw)s", "<%= pw %>", "process.env.PW", "getenv(PW)", "os.environ", "env(PW)", "config.pw", "'{{pw}}'",
     '"$TOKEN"']) assert.equal(V.not_template(s), false, JSON.stringify(s));
-  for (const s of ["hunter2x", "$3cr3t!x", "a{b}c", "<abc", "[abc", "{abc", "%(abc", "<%abc", "'quoted pw'", '"xy"'])
+  for (const s of ["hunter2x", "$3cr3t!x", "a{b}c", "<abc", "[abc", "{abc", "%(abc", "<%abc", "'quoted pw'", '"xy"', "abc}", "abc%>", "abc]", "abc>", "abcs"])
     assert.equal(V.not_template(s), true, JSON.stringify(s));
   assert.equal(V.url_password("Passwd"), false);
   assert.equal(V.url_password("{{pw}}"), false);
