@@ -111,7 +111,7 @@ test("not_placeholder / not_template / url_password: each placeholder and templa
 });
 
 test("credential / token_value / userpass: lengths, variety, quotes, fakes, PEM", () => {
-  const cred = { "abc123": true, "ab1cD": false, "aab1aab1": false, "abcdefgh": false, '"abcdefgh"': true,
+  const cred = { "abc123": true, "ab1cD": false, "yourSecret1": false, "xxxToken12": false, "$Secret12": false, "aab1aab1": false, "abcdefgh": false, '"abcdefgh"': true,
     '"abcdefg"': false, "'ABCDEFGHIJ'": true, '"1234567890"': true, "abc12345fake": false, "-----BEGIN KEY1": false,
     "!@#$%^&*": false, '"!@#$%^&*()"': false, "`abcdefgh`": true, "Abcdefg": true,
     "{{token}}": false, "changeme": false };
