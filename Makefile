@@ -17,7 +17,7 @@ export EVENTLOG_NODE := $(NODE)
 export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)
 RUNTIME := eventlog/patches/openclaw/runtime
 
-.PHONY: venv node openclaw deps releases wheelhouse test test-fast demo bench clean
+.PHONY: venv node openclaw deps releases wheelhouse test test-fast demo bench clean acorn mutate-js
 
 $(VPY): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -71,6 +71,21 @@ test: deps releases wheelhouse
 test-fast: venv node openclaw
 	$(VPY) -m pytest -q -m "not e2e and not slow and not openclaw"
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
+
+# Mutation testing of the JS runtime (docs/mutation-js.md; not part of `make test`). acorn parses for the mutant
+# generator; it goes into the cache like Node, never into the repo.
+$(ACORN_STAMP): | $(NODE_STAMP)
+	mkdir -p $(ACORN_DIR)
+	cd $(ACORN_DIR) && PATH=$(NODE_BIN_DIR):$$PATH npm install --no-audit --no-fund --loglevel=error --save-exact acorn@$(ACORN_VERSION)
+	touch $@
+
+acorn: $(ACORN_STAMP)
+
+# Default: every named mutant + every 4th generated mutant of each module (the 15-minute budget); all of them:
+# make mutate-js MUTATE_JS_ARGS="--sample 1"
+MUTATE_JS_ARGS ?= --sample 4 --jobs 4
+mutate-js: node openclaw acorn
+	nice -n 10 $(PY) tools/mutate/js.py $(MUTATE_JS_ARGS)
 
 demo: deps
 	$(VPY) tools/demo.py

@@ -29,6 +29,8 @@ OPENCLAW_PREVIOUS = "2026.9.5"
 OPENCLAW_RELEASES = ("2026.9.5", "2026.8.2", "2026.7.1", "2026.6.5")
 # OpenClaw's engines.node, for `eventlog doctor` when the installed package.json cannot be read.
 NODE_ENGINES = ">=24.16.0 <25 || >=26.1.0"
+# The JS parser `make mutate-js` generates its mutants with (tools/mutate/js_mutants.mjs); installed into the cache.
+ACORN_VERSION = "8.19.0"
 
 
 def cache_dir() -> Path:
@@ -80,6 +82,15 @@ def openclaw_stamp() -> Path:
     return openclaw_prefix() / f".installed-{OPENCLAW_VERSION}"
 
 
+def acorn_dir() -> Path:
+    """The npm prefix `make acorn` installs the pinned acorn into (for tools/mutate/js_mutants.mjs)."""
+    return cache_dir() / f"acorn-{ACORN_VERSION}"
+
+
+def acorn_stamp() -> Path:
+    return acorn_dir() / f".installed-{ACORN_VERSION}"
+
+
 def find_node() -> Path | None:
     """$EVENTLOG_NODE, else the pinned Node in the cache, else `node` on PATH; None if there is none."""
     env = os.environ.get("EVENTLOG_NODE")
@@ -115,6 +126,7 @@ def values() -> dict[str, str]:
         "OPENCLAW_VERSION": OPENCLAW_VERSION, "OPENCLAW_PREVIOUS": OPENCLAW_PREVIOUS,
         "OPENCLAW_RELEASES": ",".join(OPENCLAW_RELEASES), "OPENCLAW_PREFIX": str(openclaw_prefix()),
         "OPENCLAW_DIR": str(pinned_openclaw_dir()), "OPENCLAW_STAMP": str(openclaw_stamp()),
+        "ACORN_VERSION": ACORN_VERSION, "ACORN_DIR": str(acorn_dir()), "ACORN_STAMP": str(acorn_stamp()),
         "CACHE": str(cache_dir()), "WHEELHOUSE": str(cache_dir() / "wheelhouse"),
     }
 

@@ -45,6 +45,8 @@ test("sendMessage with a key: redacted before it leaves, alert without plaintext
     assert.equal(ev.dlp.action, "redact");
     const [al] = alerts(s.root);
     assert.equal(al.rule, "anthropic-api-key");
+    assert.equal(al.action, "redact");
+    assert.equal(al.direction, "out");
     assert.equal(al.log_event, ev.id);
     assert.deepEqual(ev.dlp.alerts, [al.id]);
     assert.match(al.fingerprint, /^[0-9a-f]{64}$/);

@@ -1,0 +1,315 @@
+"""Mutation testing of the JS runtime (issue 15 item 1): `make mutate-js` (docs/mutation-js.md).
+
+    python3 tools/mutate/js.py [--jobs N] [--group G] [--only FILE[:LINE]] [--sample N] [--rerun REPORT]
+                               [--report PATH] [--named-only]
+
+Mutants come from tools/mutate/js_mutants.mjs (acorn, pinned in eventlog/toolchain.py; the operators are listed
+there), plus the named mutants of tools/mutate/js_named.json (the ones issue 15 asks to see killed). Each mutant is
+applied alone to a private copy of eventlog/ + tests/vectors/ (one copy per worker, in a temp dir; the repo is never
+touched), and only the node:test files relevant to its module run, fastest killers first, one process per file
+(--test-isolation=none inside it) with a reporter that stops at the first failing test; the first failing file ends
+the mutant. A mutant is killed when a test fails or the run exceeds its timeout (3x the clean run + 10 s); it survives
+when every test passes. A mutant on code that no test executes (V8 block coverage of the clean run) is reported as
+"no coverage" without running — it counts as surviving. Stdlib only. Prints per-module scores at the end (before =
+without the NEW_TESTS files, which run last; now = with them) and writes the JSON report (every mutant, its status and
+the test that killed it). Exit 1 if a named mutant survives, 2 if the clean run fails or acorn is missing.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # a tool, not the package: read the pinned toolchain
+from eventlog import toolchain  # noqa: E402
+
+RT = "eventlog/patches/openclaw/runtime"
+HERE = Path(__file__).resolve().parent
+T = "test/"
+# module -> (group, test files in the order they are tried)
+DLP_TESTS = [T + "dlp-validators-kat.test.mjs", T + "dlp-alerts.test.mjs", T + "dlp.test.mjs", T + "tap.test.mjs",
+             T + "dlp-allowlist.test.mjs"]
+WRITER_TESTS = [T + "writer.test.mjs", T + "writer-lease.test.mjs", T + "tap.test.mjs"]
+MODULES = {
+    "dlp-validators.mjs": ("dlp", DLP_TESTS),
+    "dlp.mjs": ("dlp", [T + "dlp.test.mjs"] + [t for t in DLP_TESTS if not t.endswith("/dlp.test.mjs")]),
+    "dlp-html.mjs": ("dlp", [T + "dlp.test.mjs", T + "tap.test.mjs", T + "dlp-validators-kat.test.mjs",
+                             T + "dlp-allowlist.test.mjs"]),
+    "dlp-alerts.mjs": ("dlp", [T + "dlp-alerts.test.mjs", T + "tap.test.mjs"]),
+    "writer.mjs": ("writer", WRITER_TESTS),
+    "writer-format.mjs": ("writer", WRITER_TESTS),
+    "writer-commit.mjs": ("writer", WRITER_TESTS),
+    "writer-head.mjs": ("writer", WRITER_TESTS),
+    "writer-io.mjs": ("writer", WRITER_TESTS),
+    "writer-seal.mjs": ("writer", WRITER_TESTS),
+    "writer-lock.mjs": ("writer", [T + "writer-lease.test.mjs", T + "writer.test.mjs", T + "tap.test.mjs"]),
+    "tap-core.mjs": ("tap-core", [T + "tap.test.mjs"]),
+}
+# Test files written for issue 15 item 1 (to kill survivors). They run LAST for each module, so a mutant whose first
+# failing file is one of them survived the suite as it was before: one run gives the score before and after them.
+NEW_TESTS = {
+    "dlp": [T + "dlp-validators-edges.test.mjs", T + "dlp-github-crc.test.mjs", T + "dlp-offsets.test.mjs",
+            T + "dlp-alerts-edges.test.mjs"],
+    "writer": [T + "writer-edges.test.mjs"],
+    "tap-core": [T + "tap-failclosed.test.mjs"],
+}
+MODULES = {_f: (_g, _tests + NEW_TESTS[_g]) for _f, (_g, _tests) in MODULES.items()}
+
+
+def node_cmd(node: str, tests: list[str]) -> list[str]:
+    return [node, "--test", "--test-isolation=none", f"--test-reporter={HERE / 'bail-reporter.mjs'}", *tests]
+
+
+def run_tests(node: str, cwd: Path, tests: list[str], timeout: float, env: dict) -> tuple[str, str, float]:
+    """Run the test files one process each, in order, until one fails: ('pass'|'fail'|'timeout', line, seconds)."""
+    t0 = time.monotonic()
+    for t in tests:
+        p = subprocess.Popen(node_cmd(node, [t]), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True, start_new_session=True)
+        try:
+            out, _ = p.communicate(timeout=max(1.0, timeout - (time.monotonic() - t0)))
+            status = "pass" if p.returncode == 0 and "PASS" in out else "fail"
+        except subprocess.TimeoutExpired:
+            status, out = "timeout", f"TIMEOUT {t}"
+        finally:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)  # children a bailed run left behind
+            except ProcessLookupError:
+                pass
+            p.wait()
+        if status != "pass":
+            line = next((ln for ln in out.splitlines() if ln.startswith(("FAIL", "TIMEOUT"))),
+                        f"FAIL {t} :: exit {p.returncode} " + out.strip()[:150])
+            return status, line, time.monotonic() - t0
+    return "pass", "PASS", time.monotonic() - t0
+
+
+def make_copy(dst: Path) -> Path:
+    shutil.copytree(REPO / "eventlog", dst / "eventlog", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "tests" / "vectors", dst / "tests" / "vectors")
+    return dst / RT
+
+
+def covered_offsets(cov_dir: Path, rt: Path) -> dict[str, list[list[tuple[int, int, int]]]]:
+    """file name -> per process, V8 block ranges (start, end, count) of the clean run, for the mutated modules."""
+    ranges: dict[str, list[list[tuple[int, int, int]]]] = {}
+    for f in cov_dir.glob("*.json"):
+        for script in json.loads(f.read_text()).get("result", []):
+            url = script.get("url", "")
+            if not url.startswith("file://"):
+                continue
+            p = Path(url[7:])
+            if p.parent != rt or p.name not in MODULES:
+                continue
+            ranges.setdefault(p.name, []).append([(r["startOffset"], r["endOffset"], r["count"])
+                                                  for fn in script["functions"] for r in fn["ranges"]])
+    return ranges
+
+
+def executed(per_process: list[list[tuple[int, int, int]]], start: int, end: int) -> bool:
+    """In some process, the innermost range holding [start, end) ran at least once (no data: assume it ran)."""
+    if not per_process:
+        return True
+    for ranges in per_process:
+        best = None
+        for s, e, c in ranges:
+            if s <= start and end <= e and (best is None or e - s < best[1] - best[0]):
+                best = (s, e, c)
+        if best is None or best[2] > 0:
+            return True
+    return False
+
+
+def generate(node: str, rt: Path, files: list[str]) -> list[dict]:
+    acorn = toolchain.acorn_dir()
+    out = subprocess.run([node, str(HERE / "js_mutants.mjs"), str(acorn), *files], cwd=rt, capture_output=True,
+                         text=True, check=True).stdout
+    return [json.loads(ln) for ln in out.splitlines()]
+
+
+def named(rt: Path) -> list[dict]:
+    """The named mutants (js_named.json): {id, file, find, replace, why}; find must occur exactly once."""
+    out = []
+    for m in json.loads((HERE / "js_named.json").read_text()):
+        src = (rt / m["file"]).read_text()
+        if src.count(m["find"]) != 1:
+            raise SystemExit(f"mutate-js: named mutant {m['id']}: its text occurs {src.count(m['find'])} times "
+                             f"in {m['file']} (the source moved; update tools/mutate/js_named.json)")
+        start = src.index(m["find"])
+        out.append({"file": m["file"], "line": src.count("\n", 0, start) + 1, "col": 1, "start": start,
+                    "end": start + len(m["find"]), "repl": m["replace"], "op": "named", "orig": m["find"][:80],
+                    "id": m["id"], "why": m["why"]})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="mutate-js")
+    ap.add_argument("--jobs", type=int, default=4, help="parallel mutant runs (the writer tests mostly wait)")
+    ap.add_argument("--only", action="append", default=[], help="FILE or FILE:LINE (repeatable)")
+    ap.add_argument("--report", default=str(REPO / "build" / "mutation-js.json"))
+    ap.add_argument("--named-only", action="store_true")
+    ap.add_argument("--sample", type=int, default=1, metavar="N",
+                    help="run every N-th generated mutant of each module (a score estimate; default 1 = all)")
+    ap.add_argument("--group", action="append", default=[], choices=sorted({g for g, _ in MODULES.values()}),
+                    help="only the modules of this group (repeatable; default all)")
+    ap.add_argument("--rerun", metavar="REPORT", help="take the killed mutants of REPORT (a report, or the .partial.jsonl "
+                    "of an interrupted run) as killed and run the rest; the sources must be unchanged since REPORT")
+    a = ap.parse_args(argv)
+    node = toolchain.node_or_default()
+    if not toolchain.acorn_dir().joinpath("node_modules", "acorn", "package.json").is_file():
+        print(f"mutate-js: acorn is not installed in {toolchain.acorn_dir()} (run `make acorn`)", file=sys.stderr)
+        return 2
+    env = dict(os.environ, EVENTLOG_OPENCLAW_DIR=str(toolchain.dev_openclaw_dir()), NO_COLOR="1")
+    t_start = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="mutate-js-"))
+    stop = threading.Event()  # SIGTERM/SIGINT: workers finish their mutant, then the copies are removed
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        rts = [make_copy(tmp / f"w{i}") for i in range(max(1, a.jobs))]
+        files = [f for f in MODULES if (not a.only or any(o.split(":")[0] == f for o in a.only))
+                 and (not a.group or MODULES[f][0] in a.group)]
+        mutants = [m for m in (named(rts[0]) if a.named_only else generate(node, rts[0], files) + named(rts[0]))
+                   if m["file"] in files]
+        if a.sample > 1:
+            nth: dict[str, int] = {}
+            keep = []
+            for m in mutants:
+                k = nth[m["file"]] = nth.get(m["file"], -1) + 1
+                if m["op"] == "named" or k % a.sample == 0:
+                    keep.append(m)
+            mutants = keep
+        prior: dict[tuple, dict] = {}
+        if a.rerun:
+            text = Path(a.rerun).read_text()
+            olds = ([json.loads(ln) for ln in text.splitlines() if ln.strip()] if a.rerun.endswith(".jsonl")
+                    else json.loads(text)["mutants"])
+            prior = {(m["file"], m["start"], m["end"], m["repl"]): m for m in olds}
+        if a.only:
+            lines = {(o.split(":")[0], int(o.split(":")[1])) for o in a.only if ":" in o}
+            mutants = [m for m in mutants if m["file"] in files
+                       and (not lines or (m["file"], m["line"]) in lines or m["op"] == "named")]
+        # clean runs: every group must pass as it is (else nothing can be judged), timed, with block coverage
+        base: dict[tuple[str, ...], float] = {}
+        cov: dict[str, list] = {}
+        for f in files:
+            tests = tuple(MODULES[f][1])
+            if tests in base:
+                continue
+            cov_dir = tmp / f"cov{len(base)}"
+            st, line, secs = run_tests(node, rts[0], list(tests), 600, dict(env, NODE_V8_COVERAGE=str(cov_dir)))
+            if st != "pass":
+                print(f"mutate-js: the clean run of {' '.join(tests)} does not pass: {line}", file=sys.stderr)
+                return 2
+            base[tests] = secs
+            for name, r in covered_offsets(cov_dir, rts[0]).items():
+                cov.setdefault(name, []).extend(r)
+        print(f"mutate-js: {len(mutants)} mutants over {len(files)} modules, {a.jobs} jobs; clean runs: "
+              + ", ".join(f"{len(t)} files {s:.1f}s" for t, s in base.items()), flush=True)
+        todo: queue.Queue = queue.Queue()
+        stream = open(Path(a.report).with_suffix(".partial.jsonl"), "w") if not Path(a.report).parent.mkdir(
+            parents=True, exist_ok=True) else None
+        for i, m in enumerate(mutants):
+            old = prior.get((m["file"], m["start"], m["end"], m["repl"]))
+            if old is not None and old["status"] in ("killed", "timeout"):
+                m["status"], m["by"], m["secs"] = old["status"], old["by"], 0.0
+            elif m["op"] != "named" and not executed(cov.get(m["file"], []), m.get("cs", m["start"]), m.get("ce", m["end"])):
+                m["status"], m["by"], m["secs"] = "nocov", "", 0.0
+            else:
+                todo.put(i)
+        done = [0]
+        lock = threading.Lock()
+        total_run = todo.qsize()
+
+        def worker(rt: Path) -> None:
+            while not stop.is_set():
+                try:
+                    i = todo.get_nowait()
+                except queue.Empty:
+                    return
+                m = mutants[i]
+                path = rt / m["file"]
+                orig = path.read_text()
+                path.write_text(orig[:m["start"]] + m["repl"] + orig[m["end"]:])
+                tests = MODULES[m["file"]][1]
+                try:
+                    st, line, secs = run_tests(node, rt, tests, 3 * base[tuple(tests)] + 10, env)
+                finally:
+                    path.write_text(orig)
+                m["status"] = {"pass": "survived", "fail": "killed", "timeout": "timeout"}[st]
+                m["by"], m["secs"] = line, round(secs, 2)
+                with lock:
+                    stream.write(json.dumps(m, ensure_ascii=False) + "\n")
+                    stream.flush()
+                    done[0] += 1
+                    if done[0] % 50 == 0 or m["status"] == "survived" and m["op"] == "named":
+                        print(f"  {done[0]}/{total_run} run ({time.monotonic() - t_start:.0f}s)", flush=True)
+
+        threads = [threading.Thread(target=worker, args=(rt,)) for rt in rts]
+        for t in threads:
+            t.start()
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(0.5)
+        if stop.is_set():
+            print("mutate-js: interrupted; the results so far are in the .partial.jsonl file", file=sys.stderr)
+            return 130
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    wall = time.monotonic() - t_start
+    Path(a.report).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.report).write_text(json.dumps({"wall_seconds": round(wall, 1), "jobs": a.jobs, "mutants": mutants},
+                                         indent=1, ensure_ascii=False))
+    return summarize(mutants, wall, a.report)
+
+
+def summarize(mutants: list[dict], wall: float, report: str) -> int:
+    named_ms = [m for m in mutants if m["op"] == "named"]
+    gen = [m for m in mutants if m["op"] != "named"]
+    survivors = [m for m in gen if m["status"] in ("survived", "nocov")]
+    for m in sorted(survivors, key=lambda m: (m["file"], m["start"])):
+        print(f"SURVIVED {m['file']}:{m['line']}:{m['col']} [{m['op']}] {m['orig']!r} -> {m['repl']!r}"
+              + (" (no coverage)" if m["status"] == "nocov" else ""))
+    print("\nnamed mutants (issue 15):")
+    bad = 0
+    for m in named_ms:
+        ok = m["status"] in ("killed", "timeout")
+        bad += not ok
+        print(f"  {'KILLED  ' if ok else 'SURVIVED'} {m['id']}: {m['file']}:{m['line']} — {m['by']}")
+    new = {t for ts in NEW_TESTS.values() for t in ts}
+
+    def before_killed(m: dict) -> bool:
+        return m["status"] in ("killed", "timeout") and not any(f"/{t} ::" in m["by"] or m["by"].endswith(t)
+                                                                for t in new)
+    rows: dict[str, list[int]] = {}
+    for m in gen:
+        for key in (m["file"], "group " + MODULES[m["file"]][0]):
+            r = rows.setdefault(key, [0, 0, 0, 0, 0])
+            r[4] += before_killed(m)
+            r[0] += m["status"] in ("killed", "timeout")
+            r[1] += m["status"] == "survived"
+            r[2] += m["status"] == "nocov"
+            r[3] += m["status"] == "timeout"
+    print(f"\n{'module':28} {'mutants':>7} {'killed':>6} {'surv':>5} {'nocov':>5} {'t/o':>4} {'before':>6} {'score':>6}")
+    for key in sorted(rows, key=lambda k: (k.startswith("group"), k)):
+        k, s, n, to, kb = rows[key]
+        tot = k + s + n
+        print(f"{key:28} {tot:7} {k:6} {s:5} {n:5} {to:4} {kb / tot if tot else 0:6.3f} {k / tot if tot else 0:6.3f}")
+    print("(before: the score without the test files of issue 15 item 1, NEW_TESTS; a mutant they killed first "
+          "survived the rest)")
+    print(f"\nmutate-js: {len(mutants)} mutants in {wall:.0f} s wall; report {report}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
