@@ -17,7 +17,7 @@ export EVENTLOG_NODE := $(NODE)
 export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)
 RUNTIME := eventlog/patches/openclaw/runtime
 
-.PHONY: venv node openclaw deps releases wheelhouse test test-fast demo bench clean
+.PHONY: venv node openclaw deps releases wheelhouse test test-fast demo bench clean mutate-py
 
 $(VPY): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -78,5 +78,12 @@ demo: deps
 bench: deps
 	$(VPY) tools/bench/run.py
 
+# Mutation testing of the Python DLP engine, writer and verify (not part of `make test`; docs/mutation.md). The tool's
+# version is the pyproject.toml extra `mutate`, the modules and the test selection are [tool.mutmut] there.
+# Node: the DLP conformance tests run the JS engine beside the mutated Python one.
+mutate-py: venv node
+	$(VPY) -m pip install -q --disable-pip-version-check -e '.[mutate]'
+	PATH=$(NODE_BIN_DIR):$$PATH $(VPY) tools/mutate/run.py $(MUTATE_ARGS)
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info mutants

@@ -1,0 +1,54 @@
+"""A rule file of the user's own (`eventlog dlp scan --rules FILE`, EVENTLOG_DLP_RULES for the agent tool) may name any
+documented validator (docs/dlp.md, "The rule file"). `github_crc32` is used by no shipped rule — `github-token`
+redacts look-alikes on purpose (issue 16) — so this is the only path on which it matters: a strict rule that keeps
+only GitHub tokens whose CRC32 tail is right. Token values: Samsung/CredSweeper@69d362a2 (see
+tests/vectors/dlp/validators_known_answers.json, source `credsweeper-github`)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from eventlog.cli.main import cli
+from eventlog.dlp.rules import default_path
+from eventlog.dlp.validators import VALIDATORS
+
+GOOD = "ghp_00000000000000000000000000000004WZ4EQ"  # CRC32 tail right
+BAD_TAIL = "ghp_00000000000000000000000000000004WZAEQ"  # one tail character changed
+BAD_BODY = "ghp_10000000000000000000000000000004WZ4EQ"  # one body character changed
+
+
+def strict_rules(tmp_path: Path) -> Path:
+    shipped = json.loads(default_path().read_text("utf-8"))
+    rule = next(r for r in shipped["rules"] if r["id"] == "github-token")
+    rule = {**rule, "id": "github-token-strict", "description": "GitHub token with a valid CRC32 tail",
+            "validator": "github_crc32", "entropy": None}  # CredSweeper's tokens are zeros: no entropy floor
+    p = tmp_path / "rules.json"
+    p.write_text(json.dumps({"version": 1, "name": "strict", "rules": [rule]}), "utf-8")
+    return p
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_a_user_rule_with_github_crc32_keeps_only_tokens_whose_crc_is_right(tmp_path: Path, root: Path) -> None:
+    rules = strict_rules(tmp_path)
+    assert run("dlp", "rules", "--check", "--file", str(rules)).exit_code == 0
+    r = run("dlp", "scan", "--rules", str(rules), "--root", str(root), "--json", f"token {GOOD} here")
+    assert r.exit_code == 0, r.output
+    assert [(f["rule"], f["start"], f["end"]) for f in map(json.loads, r.output.splitlines())] == [
+        ("github-token-strict", 6, 6 + len(GOOD))]
+    for bad in (BAD_TAIL, BAD_BODY):
+        r = run("dlp", "scan", "--rules", str(rules), "--root", str(root), f"token {bad} here")
+        assert r.exit_code == 1 and r.output == "", (bad, r.output)
+
+
+def test_the_shipped_github_rule_redacts_look_alikes_without_a_valid_crc(root: Path) -> None:
+    """The issue-16 decision, pinned: a high-entropy ghp_ token whose tail is not its CRC32 is still a finding of the
+    shipped rules (a strict CRC check there would let fixture-style and mistyped tokens through to the chat)."""
+    tok = "ghp_Zx9Qm2Lp7Rt4Vw8Ky1Nb6Hc3Jd5Fg0Sa" + "000000"
+    assert not VALIDATORS["github_crc32"](tok)
+    r = run("dlp", "scan", "--root", str(root), "--json", f"token {tok} here")
+    assert r.exit_code == 0 and [json.loads(x)["rule"] for x in r.output.splitlines()] == ["github-token"], r.output
