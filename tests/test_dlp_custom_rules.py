@@ -52,3 +52,20 @@ def test_the_shipped_github_rule_redacts_look_alikes_without_a_valid_crc(root: P
     assert not VALIDATORS["github_crc32"](tok)
     r = run("dlp", "scan", "--root", str(root), "--json", f"token {tok} here")
     assert r.exit_code == 0 and [json.loads(x)["rule"] for x in r.output.splitlines()] == ["github-token"], r.output
+
+
+def test_a_user_rule_with_not_placeholder_skips_placeholders(tmp_path: Path, root: Path) -> None:
+    """`not_placeholder` (docs/dlp.md) is also used by no shipped rule: a value like `changeme` or `xxxxxx` is no
+    finding, a real-looking one is."""
+    rule = {"id": "vault-key", "description": "vault key assignment", "pattern": "vault_key=([A-Za-z0-9_]{6,40})",
+            "flags": "", "group": 1, "keywords": ["vault_key="], "validator": "not_placeholder", "entropy": None,
+            "context": None, "left": "A-Za-z0-9_", "stopwords": [], "severity": "high", "action": "redact",
+            "holdback": None}
+    p = tmp_path / "rules.json"
+    p.write_text(json.dumps({"version": 1, "name": "mine", "rules": [rule]}), "utf-8")
+    assert run("dlp", "rules", "--check", "--file", str(p)).exit_code == 0
+    r = run("dlp", "scan", "--rules", str(p), "--root", str(root), "--json", "vault_key=Qm7xT2pL9w")
+    assert r.exit_code == 0 and [json.loads(x)["rule"] for x in r.output.splitlines()] == ["vault-key"], r.output
+    for value in ("changeme", "xxxxxx", "your_password"):
+        r = run("dlp", "scan", "--rules", str(p), "--root", str(root), f"vault_key={value}")
+        assert r.exit_code == 1 and r.output == "", (value, r.output)
