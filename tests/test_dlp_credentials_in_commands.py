@@ -36,16 +36,18 @@ def test_curl_user_credentials_are_found(scanner, text, secret):
     "curl -u admin: https://api.example.org",
     "curl -u admin:ExamplePw9 https://api.example.org",   # a fake, whatever its case
     "curl -u admin:$ADMIN_PW https://api.example.org",    # a shell variable
+    "curl -u {{user}}:{{pass}} https://api.example.org",  # a template
+    "curl -u admin https://api.example.org",              # a user name alone: curl asks for the password
 ])
 def test_curl_user_non_secrets_are_not_findings(scanner, text):
     assert found(scanner, text) == []
 
 
-@pytest.mark.parametrize("var", ["$DB_PASS_2", "$dbPass9", "$DB_KEY_Z", "$_x9"])
+@pytest.mark.parametrize("var", ["$DB_PASS_2", "$dbPass9", "$DB_KEY_Z", "$_x9", "$xyz_0"])
 def test_a_shell_variable_as_url_password_is_not_a_finding(scanner, var):
     assert found(scanner, f"postgres://bob:{var}@db.example.org/app") == []
 
 
-@pytest.mark.parametrize("pw", ["$Zq9-x!Lm2", "$Zq9x.Lm2"])
+@pytest.mark.parametrize("pw", ["$Zq9-x!Lm2", "$Zq9x.Lm2", "$ab^cd9x", "$ab=cd9x", "$ab[cd9x"])  # not identifiers
 def test_a_password_that_only_starts_with_a_dollar_is_a_finding(scanner, pw):
     assert found(scanner, f"postgres://bob:{pw}@db.example.org/app") == [("url-credentials", pw)]

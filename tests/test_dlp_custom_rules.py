@@ -69,3 +69,26 @@ def test_a_user_rule_with_not_placeholder_skips_placeholders(tmp_path: Path, roo
     for value in ("changeme", "xxxxxx", "your_password"):
         r = run("dlp", "scan", "--rules", str(p), "--root", str(root), f"vault_key={value}")
         assert r.exit_code == 1 and r.output == "", (value, r.output)
+
+
+def test_github_crc32_pads_a_short_checksum_with_zeros() -> None:
+    """About a fifth of CRC32 values have fewer than 6 base62 digits; GitHub's format pads them with leading zeros.
+    The token here is built in the test from the published format (binascii.crc32 of the 30-character body, base62
+    0-9A-Za-z, left-padded with "0" to 6), not by our validator; the body is searched for such a CRC."""
+    import binascii
+
+    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+    def b62(n: int) -> str:
+        out = ""
+        while n:
+            n, r = divmod(n, 62)
+            out = alphabet[r] + out
+        return out
+
+    body = next(b for b in (f"Zx9Qm2Lp7Rt4Vw8Ky1Nb6Hc3J{i:05d}" for i in range(100000))
+                if binascii.crc32(b.encode()) < 62 ** 5)
+    tail = b62(binascii.crc32(body.encode())).rjust(6, "0")
+    assert tail[0] == "0"
+    assert VALIDATORS["github_crc32"]("ghp_" + body + tail)
+    assert not VALIDATORS["github_crc32"]("ghp_" + body + tail[1:] + "0")  # the zero at the other end

@@ -45,9 +45,10 @@ def test_encoded_password_in_href_is_found_over_its_raw_span_with_the_plain_fing
     assert f.fingerprint == plain.fingerprint and f.masked == plain.masked
 
 
-def test_a_bare_ampersand_in_an_attribute_is_kept_literally(scanner):
-    """`&b` is no character reference: the decoded password keeps the `&` (same fingerprint as the plain one)."""
-    pw = "5YhX&bWb%kMvic5"
+@pytest.mark.parametrize("pw", ["5YhX&bWb%kMvic5", "&5YhXbWb%kMvic5", "5YhXbWb%kMvic5&"])
+def test_a_bare_ampersand_in_an_attribute_is_kept_literally(scanner, pw):
+    """`&b` is no character reference: the decoded password keeps the `&` (same fingerprint as the plain one), and
+    its raw span starts/ends exactly at an `&` that is its first/last character."""
     plain = only(scanner, f"https://bob:{pw}@git.example.org/", html=False)
     text = f'<a href="https://bob:{pw}@git.example.org/">x</a>'
     f = only(scanner, text, html=True)
@@ -59,7 +60,7 @@ def test_a_secret_that_ends_the_attribute_value_ends_there(scanner):
     has the plain password's fingerprint and its raw span ends at the quote."""
     plain = scanner.scan("password: Xk9#mQ2vL7", html=False).findings
     assert [f.rule for f in plain] == ["password-assignment"]
-    text = '<a href="https://example.org/" title="password: Xk9#mQ2vL7">x</a>'
+    text = '<a href="https://example.org/" title="password: Xk9#mQ2vL7">R&amp;D</a>'  # an `&` after the attribute
     found = scanner.scan(text, html=True).findings
     assert [(f.rule, text[f.start:f.end], f.fingerprint) for f in found] == [
         ("password-assignment", "Xk9#mQ2vL7", plain[0].fingerprint)]
