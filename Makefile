@@ -17,7 +17,7 @@ export EVENTLOG_NODE := $(NODE)
 export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)
 RUNTIME := eventlog/patches/openclaw/runtime
 
-.PHONY: venv node openclaw deps releases wheelhouse test test-fast demo bench clean acorn mutate-js
+.PHONY: venv node openclaw deps releases wheelhouse test test-fast demo bench clean acorn mutate mutate-py mutate-js
 
 $(VPY): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -93,5 +93,15 @@ demo: deps
 bench: deps
 	$(VPY) tools/bench/run.py
 
+# Mutation testing of the Python DLP engine, writer and verify (not part of `make test`; docs/mutation.md). The tool's
+# version is the pyproject.toml extra `mutate`, the modules and the test selection are [tool.mutmut] there.
+# Node: the DLP conformance tests run the JS engine beside the mutated Python one.
+mutate-py: venv node
+	$(VPY) -m pip install -q --disable-pip-version-check -e '.[mutate]'
+	PATH=$(NODE_BIN_DIR):$$PATH $(VPY) tools/mutate/run.py $(MUTATE_ARGS)
+
+# Both (docs/mutation.md, docs/mutation-js.md); neither is part of `make test`.
+mutate: mutate-py mutate-js
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info mutants

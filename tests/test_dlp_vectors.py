@@ -1,5 +1,10 @@
 """The shared DLP vectors (tests/vectors/dlp/cases.json): the Python engine must reproduce every case exactly. The JS
-engine runs the same file in eventlog/patches/openclaw/runtime/test/dlp.test.mjs."""
+engine runs the same file in eventlog/patches/openclaw/runtime/test/dlp.test.mjs.
+
+This is a REGRESSION check, not a correctness check: the expectations were captured from our own Python engine
+(tests/vectors/dlp/make_vectors.py), so a bug present when they were captured is pinned here as "expected". Answers
+from independent sources: tests/test_dlp_validators_kat.py (validators_known_answers.json) and tests/test_dlp_external.py
+(an external labelled corpus)."""
 from __future__ import annotations
 
 import json

@@ -147,3 +147,19 @@ def test_appending_to_a_damaged_sealed_day_is_refused(log_root):
                                  '"ts":"2026-11-29T11:00:00Z"}\n', catch_exceptions=False)
     assert r.exit_code == 2 and "seal" in r.stderr
     assert len(lines_of(log_root)) == 4
+
+
+def test_appending_after_a_same_size_edit_of_the_last_sealed_line_is_refused(log_root):
+    """Issue 15 (a mutant of the writer's seal check survived): an edit that keeps the sealed part's byte count — so
+    the seal's size still points at a line end — must still be refused, by the hash of the last sealed line. (The
+    writer checks only that line; an edit further up is found by `verify`, whose chain check sees it, not here.)"""
+    from eventlog.errors import DamagedLog
+
+    line = 5
+    ls = lines_of(log_root)
+    ls[line] = ls[line].replace(f"line {line + 1}".encode(), b"line X")
+    write(log_root, ls)
+    before = (log_root / DAY).read_bytes()
+    with pytest.raises(DamagedLog, match="does not match its seal"):
+        EventLog(log_root, fsync="never").append(ev(ts="2026-11-29T11:00:00Z", text="later"))
+    assert (log_root / DAY).read_bytes() == before
