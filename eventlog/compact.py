@@ -352,17 +352,20 @@ def changed_sources(root: Path, unit: Unit) -> list[str]:
             if (cur := freshness.key_of(root / rel)) is None or not freshness.same(key, cur)]
 
 
-def text_progress(stream: Any = sys.stderr) -> Callable[[int, int, str], None]:
-    """A one-line progress bar on a terminal (nothing when stderr is not a tty)."""
+def text_progress(stream: Any = None) -> Callable[[int, int, str], None]:
+    """A one-line progress bar on a terminal (nothing when stderr is not a tty). Without `stream`, the stderr of the
+    moment of each call: binding the one of import time broke a second run in the same process (pytest.main twice,
+    mutmut) once that stream had been closed."""
     def show(done: int, total: int, label: str) -> None:
-        if not stream.isatty() or total == 0:
+        out = stream if stream is not None else sys.stderr
+        if not out.isatty() or total == 0:
             return
         width = 30
         filled = width * done // total
-        stream.write(f"\rcompacting [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:8}")
+        out.write(f"\rcompacting [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:8}")
         if done == total:
-            stream.write("\n")
-        stream.flush()
+            out.write("\n")
+        out.flush()
     return show
 
 
