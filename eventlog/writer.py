@@ -321,8 +321,9 @@ class EventLog:
         return sealed_index(self.root, parsed[0], parsed[1]).get(rel)
 
     def _check_against_seal(self, fd: int, rel: str, sealed: dict[str, Any]) -> int:
-        """The file must still begin with exactly what was sealed, and any complete lines after the sealed part must
-        chain on from it (a writer killed between extending a sealed day and resealing it leaves such lines). Returns
+        """The sealed part must still end where the seal says, with the sealed last line (its chain hash; an edit
+        further up is `verify`'s to find, which rehashes the whole day), and any complete lines after the sealed part
+        must chain on from it (a writer killed between extending a sealed day and resealing it leaves such lines). Returns
         how many there are. The sealed part is found by its byte count; if that no longer holds (an erasure rewrote
         the day and stopped before resealing: same chain hashes, other sizes) by its line count."""
         st = os.fstat(fd)

@@ -361,8 +361,3 @@ def open_scanner(root: Path | None = None, rules_path: str | Path | None = None,
         key = load_key(root)
     allow = Allowlist(allowlist_path(root)) if root is not None else None
     return Scanner(rules, key, allow)
-
-
-def scan_many(scanner: Scanner, texts: Iterable[str], html: bool = False) -> Iterable[list[Finding]]:
-    for t in texts:
-        yield scanner.scan(t, html=html).findings
