@@ -15,7 +15,7 @@ import re
 from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from . import htmltext
 from .keys import Allowlist, allowlist_path, fingerprint, load_key
