@@ -82,10 +82,11 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
                         keep = mask[docs]
                         docs, tf = docs[keep], tf[keep]
                     else:
-                        docs, tf = docs.copy(), tf.copy()
+                        docs, tf = docs.copy(), tf.copy()  # the unit's pages are released below
                     df[j] += len(docs)
                     unit_posts.append((j, docs, tf))
         posts.append(unit_posts)
+        release(arr)
     avgdl = sum_dl / n_docs if n_docs else 1.0
     idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df])  # Lucene's BM25 idf
     out_u, out_r, out_b, out_v, out_t, out_x = [], [], [], [], [], []
