@@ -168,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--chats", type=int, default=200)
     ap.add_argument("--days", type=int, default=365)
-    ap.add_argument("--slice-chats", type=int, default=20)
-    ap.add_argument("--slice-days", type=int, default=365)
+    ap.add_argument("--slice-chats", "--vec-chats", dest="slice_chats", type=int, default=20)  # old names kept
+    ap.add_argument("--slice-days", "--vec-days", dest="slice_days", type=int, default=365)
     ap.add_argument("--jobs", type=int, default=2, help="worker processes for the embedding build (index --jobs)")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--reps", type=int, default=3)
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     small = corpus(args.slice_chats, args.slice_days)
     if not args.keep or not (tiled / "index").is_dir():
         b = report["bm25_build"] = build(tiled, ["--no-vectors"])
-        print(f"[1 M: {args.chats} chats × {args.days} days] BM25 index build (`index --rebuild --no-vectors`):")
+        print(f"[big: {args.chats} chats × {args.days} days] BM25 index build (`index --rebuild --no-vectors`):")
         row("build", f"{b['wall_s']} s wall, {b['cpu_s']} s CPU, {b['messages']} messages")
         row("size / peak RSS", f"{b['mb']} MB / {b['rss_mb']} MB", f"RSS < {GOAL_RSS} MB")
     if not args.keep or not (small / "index").is_dir():
@@ -205,16 +205,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"{e['cpu_min']} min CPU, {e['wall_min_jobs']} min wall here, ≈ {e['mb']} MB")
 
     if full_index_ready(big):
-        target, label = big, "real 1 M index (the big corpus's own vectors)"
+        target, label = big, "the big corpus's own index (real vectors)"
     else:
-        target, label = tiled, "tiled: the slice's real-model vectors repeated over the 1 M BM25 index"
+        target, label = tiled, "tiled: real-model vectors of the slice, repeated over the big corpus's BM25 index"
         if not args.keep or not any(r.get("model") for r in _records(tiled)):
             _, _, _, out = measured([PY, "-c", TILE, str(tiled), str(small)])
             size, n_src = map(int, out.split())
             report["tiled_mb"] = round(size / 1e6)
             label += f" ({n_src} distinct vectors)"
     report["latency_index"] = label
-    print(f"[1 M] queries on: {label}", flush=True)
+    print(f"[big] queries on: {label}", flush=True)
     modes = ["text", "bm25", "bm25:norefresh", "vector", "hybrid", "hybrid:norefresh", "vector:first-pass",
              "hybrid:first-pass"]
     lib = report["library"] = library(target, modes, args.reps)
