@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from eventlog.search import embed
-from eventlog.search.index import quantise
+from eventlog.search.build import quantise
 from eventlog.writer import EventLog
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,3 +84,69 @@ def test_cli_json_fields_and_exit_codes(root: Path) -> None:
                 ["x", "--limit", "0"]):
         r = subprocess.run(cli + bad, capture_output=True, text=True, timeout=600)
         assert r.returncode == 2 and "Traceback" not in r.stderr, bad
+
+
+def test_first_pass_scoring_against_exhaustive_int8_on_the_evaluation(tmp_path: Path) -> None:
+    """The opt-in sign-bit first pass + exact int8 rescoring (SearchQuery.candidates) against the default exhaustive
+    int8 scoring, on the evaluation's log (4,101 messages) and its 111 questions. With 2,000 candidates (half the log)
+    the rankings agree up to near ties; with 8 (the share 2,000 has of 1 M messages) every vector hit still carries its exact
+    int8 score, and the ranking agrees only mostly — which is why the first pass is not the default (docs/search.md)."""
+    if embed.available():
+        pytest.skip(embed.available())
+    sys.path.insert(0, str(EVAL))
+    from gen_log import generate
+
+    from eventlog.search import SearchQuery, index, search
+
+    root = tmp_path / "log"
+    generate(root)
+    index.update(root)
+    queries = [json.loads(x)["query"] for x in (EVAL / "questions.jsonl").read_text().splitlines() if x.strip()]
+    same_top1 = {}
+    for mode in ("vector", "hybrid", "rrf"):
+        agree = 0
+        for q in queries:
+            full = search(root, SearchQuery(q, mode=mode, limit=10), refresh=False).hits
+            half = search(root, SearchQuery(q, mode=mode, limit=10, candidates=2000), refresh=False).hits
+            if mode == "vector":  # the same ranking up to near ties (an estimate can keep one of two equals out)
+                assert all(abs(a.score - b.score) < 0.01 for a, b in zip(half, full)), q
+            fast = search(root, SearchQuery(q, mode=mode, limit=10, candidates=8), refresh=False).hits
+            assert len(fast) == len(full) == 10
+            agree += fast[0].id == full[0].id
+            if mode == "vector":  # no normalisation: a hit's score is its exact int8 cosine, whatever the pass
+                exhaustive = {h.id: h.score for h in full}
+                for h in fast:
+                    if h.id in exhaustive:
+                        assert h.score == pytest.approx(exhaustive[h.id], abs=1e-6)
+                    else:
+                        assert h.score <= full[-1].score + 1e-6  # it only replaces a hit the first pass missed
+        same_top1[mode] = agree / len(queries)
+    print("first pass at 8 candidates, share of questions with the exhaustive top hit:", same_top1)
+    assert min(same_top1.values()) >= 0.6, same_top1
+
+
+def test_sign_bit_estimate_tracks_the_cosine() -> None:
+    """The first pass's estimate cos(π·hamming/dim) from sign bits, on the evaluation's facts and questions: correlated
+    with the exact cosine, and the exact best fact of each question is among the estimate's best 10 of 60. (On 60
+    facts; among 4,101 messages it is far weaker — see the first-pass test and docs/search.md.)"""
+    if embed.available():
+        pytest.skip(embed.available())
+    from eventlog.search.rank import estimate_rows, sign_bits
+
+    m = embed.load()
+    facts = [json.loads(x)["text"] for x in (EVAL / "facts.jsonl").read_text().splitlines() if x.strip()]
+    queries = [json.loads(x)["query"] for x in (EVAL / "questions.jsonl").read_text().splitlines() if x.strip()]
+    docs, qv = m.encode(facts), m.encode(queries, query=True)
+    q8, _ = quantise(docs)
+    bits = sign_bits(q8)
+    est_table = np.cos(np.pi * np.arange(m.dim + 1) / m.dim).astype(np.float32)
+    exact = qv @ docs.T
+    rows = np.arange(len(facts))
+    misses, corr = 0, []
+    for i in range(len(queries)):
+        est = estimate_rows(bits, sign_bits(qv[i:i + 1])[0], rows, est_table)
+        corr.append(np.corrcoef(est, exact[i])[0, 1])
+        misses += int(np.argmax(exact[i]) not in np.argsort(-est)[:10])
+    # measured: correlation min 0.70, median 0.85; the exact best fact is within the estimate's best 5 for every question
+    assert min(corr) > 0.6 and np.median(corr) > 0.8, (min(corr), np.median(corr))
+    assert misses == 0

@@ -16,10 +16,12 @@ from .main import cli
 @click.option("--rebuild", is_flag=True, help="Rebuild every day, fresh or not.")
 @click.option("--check", is_flag=True, help="Report stale or damaged days (exit 1 if any); build nothing.")
 @click.option("--no-vectors", is_flag=True, help="BM25 only: do not embed (fast; vector and hybrid then need a rebuild).")
+@click.option("--jobs", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Build days in this many worker processes (0: one per CPU). Each loads the model (~150 MB).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with what was done.")
 @root_option
 @handle_errors
-def index_cmd(rebuild: bool, check: bool, no_vectors: bool, as_json: bool, root: Path) -> None:
+def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: bool, root: Path) -> None:
     """Build or refresh the search index under <root>/index/ (derived from the log, rebuildable any time).
 
     One unit per UTC day: BM25 postings (Russian/English stemming, ё→е) and int8 message embeddings. Only days whose
@@ -39,7 +41,7 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, as_json: bool, root:
         click.echo(f"eventlog: index without vectors (hybrid search falls back to BM25): {missing}", err=True)
     if check:
         prog = index.update(root, vectors=not no_vectors, check_only=True)
-        damaged = [r for r in (store.check_data(root, rec) for rec in store.load_records(root).values()) if r]
+        damaged = [r for r in (store.check_data(root, rec) for rec in store.load_records(root, any_version=True).values()) if r]
         if as_json:
             emit_json({"fresh": prog.fresh, "stale": prog.built, "removed": prog.removed, "damaged": damaged})
         else:
@@ -51,7 +53,7 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, as_json: bool, root:
                 click.echo(f"damaged: {msg}", err=True)
             click.echo(f"{prog.fresh} day(s) fresh, {len(prog.built)} stale, {len(damaged)} damaged", err=True)
         sys.exit(2 if damaged else 1 if prog.built or prog.removed else 0)
-    prog = index.update(root, rebuild=rebuild, vectors=not no_vectors,
+    prog = index.update(root, rebuild=rebuild, vectors=not no_vectors, jobs=jobs,
                         progress=None if as_json else index.tty_progress())
     took = time.monotonic() - t0
     if as_json:
@@ -73,12 +75,15 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, as_json: bool, root:
 @click.option("--chat", "chats", multiple=True, metavar="CHAT_ID", help="Only this chat (repeatable).")
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None, help="Only received (in) or sent (out).")
 @click.option("--limit", type=int, default=10, show_default=True, help="At most this many hits.")
+@click.option("--candidates", type=int, default=None, metavar="N",
+              help="vector/hybrid/rrf: a sign-bit first pass keeps N candidates for exact scoring (faster on a big "
+                   "scope, may miss a hit; default: every message scored exactly). See docs/search.md.")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: rank, score, id, chat_id, ts, direction, text.")
 @since_until
 @root_option
 @handle_errors
 def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], direction: str | None, limit: int,
-               as_json: bool, since: date | None, until: date | None, root: Path) -> None:
+               candidates: int | None, as_json: bool, since: date | None, until: date | None, root: Path) -> None:
     """Ranked search over message text. Exit 0 found, 1 nothing, 2 error.
 
     Filters apply before ranking. Index days in scope that are stale are rebuilt first (never a stale answer).
@@ -94,7 +99,7 @@ def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], dir
 
     ensure_root(root)
     res = search(root, SearchQuery(query, mode=mode, weight=weight, chats=chats or None, since=since, until=until,
-                                   direction=direction, limit=limit), progress=tty_progress())
+                                   direction=direction, limit=limit, candidates=candidates), progress=tty_progress())
     for note in res.notes:
         click.echo(f"eventlog: {note}", err=True)
     for h in res.hits:

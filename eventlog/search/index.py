@@ -15,21 +15,18 @@ import re
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
-import orjson
 
 from ..layout import RAW, parse_relpath
 from ..schema import CHANNEL_RE, CHAT_ID_RE
 from . import embed, store
-from .tokens import token_ids
 
 MESSAGE_EVENTS = (b"message:received", b"message:sent")
 DIRECTIONS = {"in": 1, "out": 2}
-EMBED_CHUNK = 256
 _Y = re.compile(r"\d{4}")
 _MD = re.compile(r"\d\d")
 _DAY = re.compile(r"\d\d\.jsonl")
@@ -191,6 +188,8 @@ def stale_reason(root: Path, rec: dict[str, Any] | None, files: list[Any], model
     the given files are checked (a --chat scoped query), not that the unit holds no other chat's file."""
     if rec is None:
         return "not indexed"
+    if rec.get("v") != store.UNIT_VERSION:
+        return f"index format v{rec.get('v')}, now v{store.UNIT_VERSION}"
     if model and rec.get("model") != model:
         return f"built with model {rec.get('model')}, now {model}"
     sources: dict[str, list[Any]] = rec["sources"]
@@ -210,157 +209,29 @@ def stale_reason(root: Path, rec: dict[str, Any] | None, files: list[Any], model
     return None
 
 
-def _read_messages(lf: Any) -> tuple[list[tuple[int, bytes]], tuple[int, str, int]]:
-    """[(byte offset, line)] of the file's message lines, and its identity + mtime as read."""
-    with open(lf.path, "rb") as f:
-        mtime = os.fstat(f.fileno()).st_mtime_ns
-        data = f.read()
-    out = []
-    pos = 0
-    while True:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break
-        line = data[pos:nl]
-        if b'"message:' in line:
-            out.append((pos, line))
-        pos = nl + 1
-    return out, (*identity_of_bytes(data), mtime)
-
-
-def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder | None) -> dict[str, Any]:
-    """Index one day's files and publish the unit; returns its record."""
-    files = sorted(files, key=lambda lf: lf.relpath)
-    ids: list[bytes] = []
-    fidx: list[int] = []
-    offs: list[int] = []
-    tss: list[int] = []
-    dirs: list[int] = []
-    texts: list[str] = []
-    sources: dict[str, list[Any]] = {}
-    chats: list[str] = []
-    for i, lf in enumerate(files):
-        lines, (size, tail, mtime) = _read_messages(lf)
-        sources[lf.relpath] = [size, tail, mtime]
-        chats.append(lf.chat_id)
-        for off, line in lines:
-            try:
-                ev = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            text = ev.get("text") if isinstance(ev, dict) else None
-            if not isinstance(text, str) or ev.get("event") not in ("message:received", "message:sent"):
-                continue  # erased content ({"c": hash}) and non-message events are not indexed
-            ts = ev.get("ts")
-            try:
-                ms = int(datetime.fromisoformat(str(ts).replace("Z", "+00:00")).timestamp() * 1000)
-            except ValueError:
-                ms = 0
-            ids.append(str(ev.get("id", "")).encode()[:26])
-            fidx.append(i)
-            offs.append(off)
-            tss.append(ms)
-            dirs.append(DIRECTIONS.get(ev.get("direction"), 0))
-            texts.append(text)
-    n = len(texts)
-    toks = [token_ids(t) for t in texts]
-    dl = np.array([len(t) for t in toks], np.int32)
-    # postings: (term, doc) pairs sorted by term, with term frequencies
-    if n and int(dl.sum()):
-        all_t = np.concatenate(toks)
-        all_d = np.repeat(np.arange(n, dtype=np.int32), dl)
-        order = np.lexsort((all_d, all_t))
-        all_t, all_d = all_t[order], all_d[order]
-        key_change = np.ones(len(all_t), bool)
-        key_change[1:] = (all_t[1:] != all_t[:-1]) | (all_d[1:] != all_d[:-1])
-        starts = np.flatnonzero(key_change)
-        pt = all_t[starts]
-        pdoc = all_d[starts]
-        ptf = np.diff(np.append(starts, len(all_t))).astype(np.int32)
-        tchange = np.ones(len(pt), bool)
-        tchange[1:] = pt[1:] != pt[:-1]
-        tstart = np.flatnonzero(tchange)
-        terms = pt[tstart]
-        tptr = np.append(tstart, len(pt)).astype(np.int64)
-    else:
-        terms, tptr = np.zeros(0, np.int64), np.zeros(1, np.int64)
-        pdoc, ptf = np.zeros(0, np.int32), np.zeros(0, np.int32)
-    arrays: dict[str, np.ndarray] = {
-        "id": np.array(ids, dtype="S26"), "file": np.array(fidx, np.int32), "offset": np.array(offs, np.int64),
-        "ts": np.array(tss, np.int64), "dir": np.array(dirs, np.int8), "dl": dl,
-        "terms": terms, "tptr": tptr, "pdoc": pdoc, "ptf": ptf,
-        "thash": np.array([_text_hash(t) for t in texts], np.int64),
-    }
-    if embedder is not None:
-        q = np.zeros((n, embedder.dim), np.int8)
-        scale = np.zeros(n, np.float32)
-        todo = _reuse_vectors(root, day, embedder, ids, texts, q, scale)
-        for s in range(0, len(todo), EMBED_CHUNK):
-            rows = todo[s:s + EMBED_CHUNK]
-            q[rows], scale[rows] = quantise(embedder.encode([texts[i] for i in rows]))
-        arrays["vec"], arrays["scale"] = q, scale
-    record = {"docs": n, "dl_sum": int(dl.sum()), "files": [lf.relpath for lf in files], "chats": chats, "sources": sources,
-              "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0}
-    return store.publish(root, day, record, arrays)
-
-
-def _reuse_vectors(root: Path, day: str, embedder: embed.Embedder, ids: list[bytes], texts: list[str],
-                   q: np.ndarray, scale: np.ndarray) -> list[int]:
-    """Copy the vectors of messages the day's previous unit already embedded (same id, same text hash, same model):
-    an append to today's file re-embeds only the new messages. Returns the rows still to embed."""
-    rec = store.read_record(store.units_dir(root) / f"{day}.json")
-    old: dict[tuple[bytes, int], int] = {}
-    arr: dict[str, Any] = {}
-    if rec and rec.get("model") == embedder.name and rec.get("dim") == embedder.dim:
-        try:
-            arr = store.open_data(store.units_dir(root) / rec["data"])
-        except (FileNotFoundError, store.IndexError_):
-            arr = {}
-        if "vec" in arr and "thash" in arr:
-            old = {(i, int(h)): r for r, (i, h) in enumerate(zip(arr["id"].tolist(), arr["thash"].tolist()))}
-    todo = []
-    for row, (i, t) in enumerate(zip(ids, texts)):
-        r = old.get((i, _text_hash(t)))
-        if r is None:
-            todo.append(row)
-        else:
-            q[row], scale[row] = arr["vec"][r], arr["scale"][r]
-    return todo
-
-
-def _text_hash(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
-
-
-def quantise(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """float32 rows → (int8 rows, per-row scale): row ≈ int8 * scale, symmetric, max |value| → 127."""
-    mx = np.abs(m).max(axis=1)
-    mx[mx == 0] = 1
-    scale = (mx / 127).astype(np.float32)
-    return np.clip(np.rint(m / scale[:, None]), -127, 127).astype(np.int8), scale
-
-
 def update(root: Path, since: date | None = None, until: date | None = None, chats: list[str] | None = None,
            rebuild: bool = False, vectors: bool = True, check_only: bool = False, any_model: bool = False,
-           progress: Callable[[int, int, str, int], None] | None = None) -> Progress:
+           progress: Callable[[int, int, str, int], None] | None = None, jobs: int = 1) -> Progress:
     """Bring every day unit in scope up to date (or, check_only, just list the stale days in `built`). A unit holds
     all chats, so `chats` does not narrow what is checked. Units are built with vectors when `vectors` and the model is
-    installed; with `any_model` a fresh unit built without vectors (or with another model) is accepted as it is."""
+    installed; with `any_model` a fresh unit built without vectors (or with another model) is accepted as it is.
+    `jobs` > 1 builds days in that many worker processes (each loads the model once). Days are published one by one
+    (atomically), newest first, so an interrupted build keeps every finished day and loses at most the ones in
+    progress; the next run continues with the rest."""
     model = model_name(vectors)
-    embedder = embed.load() if model else None
-    records = store.load_records(root)
+    build.SEEN.clear()  # the cross-day text cache lives for one update (and its workers): a --rebuild embeds anew
+    records = store.load_records(root, any_version=True)
     want = None if any_model else model
     sc = scan(root, since, until, records, want, everything=rebuild or check_only)
     out = Progress()
-    todo = [d for d, files in sorted(sc.check.items())
+    todo = [d for d, files in sorted(sc.check.items(), reverse=True)
             if rebuild or stale_reason(root, records.get(d), files, want) is not None]
     out.fresh = len(sc.days) - len(todo)
     if not check_only:
-        for i, d in enumerate(todo):
-            rec = build_unit(root, d, sc.check[d], embedder)
-            out.messages += rec["docs"]
+        for i, (d, docs) in enumerate(build.build_days(root, todo, sc.check, model, jobs)):
+            out.messages += docs
             if progress:
-                progress(i + 1, len(todo), d, rec["docs"])
+                progress(i + 1, len(todo), d, docs)
         _mark_fresh(root, sc.check, store.load_records(root) if todo else records)
     out.built = todo
     if since is None and until is None:
@@ -380,7 +251,7 @@ def purge(root: Path, files: Iterable[str] = (), chats: Iterable[str] = ()) -> l
     files, chats = set(files), set(map(str, chats))
     days = {parse_relpath(f)[2].isoformat() for f in files if parse_relpath(f)}  # type: ignore[index]
     dropped = []
-    for day, rec in store.load_records(root).items():
+    for day, rec in store.load_records(root, any_version=True).items():
         if day in days or chats.intersection(rec.get("chats", ())):
             store.remove_unit(root, day)
             dropped.append(day)
@@ -419,3 +290,7 @@ def iter_units(root: Path, days: Iterator[str] | list[str]) -> Iterator[tuple[di
             rec = store.read_record(store.units_dir(root) / f"{d}.json")
             if rec is not None:
                 yield rec, store.open_data(store.units_dir(root) / rec["data"])
+
+
+from . import build  # noqa: E402  (build.py uses the definitions above)
+from .build import build_unit, quantise  # noqa: E402,F401  (kept importable from here)

@@ -1,6 +1,14 @@
 """Ranking over the index units in scope: BM25 (global statistics over the filtered set), cosine similarity on the
-int8 vectors (chunk-wise), their min-max-normalised weighted fusion (`hybrid`) and reciprocal rank fusion (`rrf`).
-Filters (chat, days, direction) select documents *before* anything is scored or normalised."""
+vectors, their min-max-normalised weighted fusion (`hybrid`) and reciprocal rank fusion (`rrf`).
+Filters (chat, days, direction) select documents *before* anything is scored or normalised.
+
+Vector scoring is two-pass. First every document in scope gets an *estimated* cosine from the sign bits of its vector
+(64 bytes a message for the 512-d model: Hamming distance h to the query's sign bits, cos ≈ cos(π·h/dim), the
+random-hyperplane estimate), which reads 1/8 of the int8 vectors' bytes. Then `rescore` computes the exact int8 cosine
+of the candidates — the CANDIDATES best by estimated cosine, the CANDIDATES best by the mode's estimated fused score,
+and the FLOOR lowest by estimated cosine (for the min-max range) — and, until none is left, of every document in the
+final top k that still carries an estimate. So every hit's score is the exact int8 score; an estimate only decides
+which documents are looked at closely, and the remaining estimates are clamped into the exact range."""
 from __future__ import annotations
 
 import math
@@ -15,6 +23,9 @@ from .tokens import token_ids
 K1, B = 1.2, 0.75
 RRF_K = 60
 VEC_CHUNK = 512
+CANDIDATES = 2000  # with the first pass (SearchQuery.candidates / --candidates), its default
+FLOOR = 32
+_POP8 = np.array([bin(i).count("1") for i in range(256)], np.uint8)
 
 
 @dataclass
@@ -26,14 +37,18 @@ class Scored:
     bm25: np.ndarray
     vec: np.ndarray
     ts: np.ndarray
+    exact: np.ndarray | None = None  # where vec is the exact int8 cosine (else the sign-bit estimate)
 
 
 def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text: str, chats: set[str] | None,
                 direction: int | None, qvec: np.ndarray | None, since_ms: int | None = None,
-                until_ms: int | None = None) -> Scored:
+                until_ms: int | None = None, first_pass: bool = False) -> Scored:
     """BM25 (and, with qvec, cosine) of the documents in scope. Without qvec only documents holding a query term are
     returned (every other BM25 score is 0); with it, every document in scope."""
     q_terms = np.unique(token_ids(text))
+    if qvec is not None:
+        qbits = sign_bits(qvec[None, :])[0]
+        est = np.cos(np.pi * np.arange(len(qvec) + 1) / len(qvec)).astype(np.float32)  # Hamming distance → cosine
     masks, posts = [], []
     n_docs, sum_dl = 0, 0
     df = np.zeros(len(q_terms), np.int64)
@@ -74,7 +89,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         release(arr)
     avgdl = sum_dl / n_docs if n_docs else 1.0
     idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df])  # Lucene's BM25 idf
-    out_u, out_r, out_b, out_v, out_t = [], [], [], [], []
+    out_u, out_r, out_b, out_v, out_t, out_x = [], [], [], [], [], []
     for ui, ((rec, arr), mask, unit_posts) in enumerate(zip(units, masks, posts)):
         if qvec is None:  # BM25 only: the documents holding a query term
             if not unit_posts:
@@ -93,16 +108,101 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         out_r.append(rows.astype(np.int32))
         out_b.append(bm[rows])
         out_t.append(arr["ts"][rows])
-        if qvec is not None and "vec" in arr:
+        if qvec is not None and first_pass and "bits" in arr:
+            out_v.append(estimate_rows(arr["bits"], qbits, rows, est))
+            out_x.append(np.zeros(len(rows), bool))
+        elif qvec is not None and "vec" in arr:
             out_v.append(cosine_rows(arr["vec"], arr["scale"], qvec, rows))
+            out_x.append(np.ones(len(rows), bool))
         else:
             out_v.append(np.full(len(rows), np.nan, np.float32))
-        release(arr)
+            out_x.append(np.ones(len(rows), bool))
+        release(arr)  # resident memory stays bounded whatever the index size (the pages stay in the page cache)
     if not out_u:
         e = np.zeros(0, np.float32)
         return Scored(np.zeros(0, np.int32), np.zeros(0, np.int32), e, e, np.zeros(0, np.int64))
     return Scored(np.concatenate(out_u), np.concatenate(out_r), np.concatenate(out_b), np.concatenate(out_v),
-                  np.concatenate(out_t))
+                  np.concatenate(out_t), np.concatenate(out_x))
+
+
+def sign_bits(m: np.ndarray) -> np.ndarray:
+    """Rows → their sign bits (component > 0), packed little-endian, dim/8 bytes a row; stored per unit as "bits"."""
+    return np.packbits(np.asarray(m) > 0, axis=1, bitorder="little")
+
+
+def hamming(bits: np.ndarray, qbits: np.ndarray) -> np.ndarray:
+    """Hamming distance of each packed row to qbits, 8 bytes at a time (numpy ≥ 2: bitwise_count; else a table)."""
+    if bits.shape[1] % 8 == 0 and hasattr(np, "bitwise_count"):
+        x = np.bitwise_xor(bits.view(np.uint64), qbits.view(np.uint64))
+        c = np.bitwise_count(x, out=x)  # per 64-bit word, ≤ 64
+        out = c[:, 0].copy()
+        for j in range(1, c.shape[1]):  # numpy's sum along a short axis is several times slower than this
+            out += c[:, j]
+        return out.astype(np.int32)
+    return _POP8[np.bitwise_xor(bits, qbits)].sum(axis=1, dtype=np.int32)
+
+
+def estimate_rows(bits: np.ndarray, qbits: np.ndarray, rows: np.ndarray, est: np.ndarray) -> np.ndarray:
+    """Estimated cosine of the query with the given rows, from sign bits."""
+    b = bits if len(rows) == len(bits) else bits[rows]
+    return est[hamming(b, qbits)]
+
+
+def rescore(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], qvec: np.ndarray,
+            idx: np.ndarray) -> None:
+    """Replace the estimates at idx with exact int8 cosines, unit by unit."""
+    assert s.exact is not None
+    idx = idx[~s.exact[idx]]
+    if not len(idx):
+        return
+    idx = idx[np.argsort(s.unit[idx], kind="stable")]
+    bounds = np.flatnonzero(np.diff(s.unit[idx])) + 1
+    for part in np.split(idx, bounds):
+        arr = units[int(s.unit[part[0]])][1]
+        if "vec" not in arr:
+            continue
+        order = np.argsort(s.row[part])
+        part = part[order]
+        s.vec[part] = cosine_rows(arr["vec"], arr["scale"], qvec, s.row[part])
+        s.exact[part] = True
+        release(arr)
+
+
+def rank_vectors(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], qvec: np.ndarray, mode: str,
+                 weight: float, k: int, candidates: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(the k best indexes, best first; the scores) for a vector-using mode: the estimates pick the candidates, the
+    exact int8 cosine scores them, and every hit returned is scored exactly. candidates ≥ the documents in scope is
+    exhaustive int8 scoring."""
+    candidates = CANDIDATES if candidates is None else candidates
+    n = len(s.vec)
+    if not n:
+        return np.zeros(0, np.int64), s.vec
+    if s.exact is None or s.exact.all():  # scored exhaustively
+        score, ok = fuse(s, mode, weight)
+        return top(score, ok, s.ts, k), score
+    has = ~np.isnan(s.vec)
+    seeds = [_best(np.where(has, s.vec, -np.inf), candidates), _best(np.where(has, -s.vec, -np.inf), FLOOR)]
+    if mode != "vector":
+        seeds.append(_best(fuse(s, mode, weight)[0], candidates))
+    rescore(s, units, qvec, np.unique(np.concatenate(seeds)))
+    exact_vals = s.vec[s.exact]
+    if len(exact_vals):  # estimates stay inside the exact range: they never stretch the min-max normalisation
+        lo, hi = float(exact_vals.min()), float(exact_vals.max())
+        loose = ~s.exact & has
+        s.vec[loose] = np.clip(s.vec[loose], lo, hi)
+    while True:
+        score, ok = fuse(s, mode, weight)
+        best = top(score, ok, s.ts, k)
+        todo = best[~s.exact[best] & has[best]]
+        if not len(todo):
+            return best, score
+        rescore(s, units, qvec, todo)
+
+
+def _best(x: np.ndarray, k: int) -> np.ndarray:
+    if len(x) <= k:
+        return np.arange(len(x))
+    return np.argpartition(-x, k)[:k]
 
 
 def cosine_rows(vec: np.ndarray, scale: np.ndarray, qvec: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -23,7 +23,8 @@ import orjson
 from ..errors import EventlogError
 
 INDEX_DIR = "index"
-UNIT_VERSION = 1
+UNIT_VERSION = 2  # 2: sign bits of the vectors ("bits") for the Hamming first pass; a v1 unit is stale (rebuilt, its
+#                    vectors reused) and never read as a v2 one
 _ALIGN = 64
 
 
@@ -136,27 +137,29 @@ def release(arrays: dict[str, Any]) -> None:
         mm.madvise(mmap.MADV_DONTNEED)
 
 
-def read_record(path: Path | str) -> dict[str, Any] | None:
-    """A unit record (parsed once per process while its file is unchanged), or None if absent or unreadable."""
+def read_record(path: Path | str, any_version: bool = False) -> dict[str, Any] | None:
+    """A unit record (parsed once per process while its file is unchanged), or None if absent or unreadable — or,
+    unless any_version, written by another index format version (UNIT_VERSION)."""
     key = str(path)
     try:
         st = os.stat(key)
         sk = (st.st_ino, st.st_size, st.st_mtime_ns)
         hit = _RECORDS.get(key)
         if hit and hit[0] == sk:
-            return hit[1]
-        with open(key, "rb") as f:
-            rec = orjson.loads(f.read())
+            rec = hit[1]
+        else:
+            with open(key, "rb") as f:
+                rec = orjson.loads(f.read())
     except (FileNotFoundError, orjson.JSONDecodeError):
         return None
-    if not isinstance(rec, dict) or rec.get("v") != UNIT_VERSION:
+    if not isinstance(rec, dict) or not isinstance(rec.get("v"), int) or not isinstance(rec.get("data"), str):
         return None
     _RECORDS[key] = (sk, rec)
-    return rec
+    return rec if any_version or rec["v"] == UNIT_VERSION else None
 
 
-def load_records(root: Path) -> dict[str, dict[str, Any]]:
-    """day → record of every published unit."""
+def load_records(root: Path, any_version: bool = False) -> dict[str, dict[str, Any]]:
+    """day → record of every published unit (of this format version unless any_version)."""
     d = str(units_dir(root))
     out: dict[str, dict[str, Any]] = {}
     try:
@@ -165,7 +168,7 @@ def load_records(root: Path) -> dict[str, dict[str, Any]]:
         return out
     for name in names:
         if name.endswith(".json") and not name.startswith("."):
-            rec = read_record(f"{d}/{name}")
+            rec = read_record(f"{d}/{name}", any_version)
             if rec is not None:
                 out[name[:-5]] = rec
     return out
@@ -197,7 +200,7 @@ def collect_garbage(root: Path, min_age_s: float = 60.0) -> int:
     d = units_dir(root)
     if not d.is_dir():
         return 0
-    live = {rec["data"] for rec in load_records(root).values()}
+    live = {rec["data"] for rec in load_records(root, any_version=True).values()}
     now = time.time()
     n = 0
     for e in os.scandir(d):
