@@ -12,26 +12,18 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openEventLog, DamagedLog } from "../writer.mjs";
 import { genesis, encodeWithPrev } from "../writer-format.mjs";
+import { chainOk, readLines } from "./writer-helpers.mjs";
 import { chainHash } from "../writer-commit.mjs";
 import { sealRecord } from "../writer-seal.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const V2 = JSON.parse(readFileSync(join(here, "..", "..", "..", "..", "..", "tests", "vectors", "store", "v2.json"), "utf8"));
 const tmp = () => mkdtempSync(join(tmpdir(), "writer-damage-"));
-const readLines = (p) => readFileSync(p, "utf8").split("\n").slice(0, -1);
 const CHAT = "-1001234567890";
 const SEALS = `seals/telegram/${CHAT}.jsonl`;
 const ev = (over = {}) => ({ event: "message:received", channel: "telegram", chat_id: CHAT,
   ts: "2026-11-30T23:59:59.000Z", text: "late", ...over });
 
-function chainOk(root, rel) {
-  let prev = genesis(rel);
-  for (const line of readLines(join(root, rel))) {
-    assert.equal(JSON.parse(line).prev, prev, `${rel}: chain broken`);
-    prev = chainHash(line);
-  }
-  return prev;
-}
 
 /** A root holding the vector day file, sealed as written (or with `over` changing the seal record). */
 async function sealedVectorDay(over = {}) {
