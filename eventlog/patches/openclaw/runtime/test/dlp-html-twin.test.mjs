@@ -2,13 +2,16 @@
 // checked two ways. (1) The conformance idea: the JS engine and the Python engine (eventlog/dlp/htmltext.py,
 // engine.py) are two implementations of one contract, so on the same inputs they must give the same visible text, the
 // same offset map, the same attribute values, tags, open tail, closing tags and kept tags — and the same findings,
-// hold-back and filtered text, for every prefix of every input as a preview. Python is spawned once. (2) A few answers
+// hold-back and filtered text, for every prefix of every input as a preview (these HTML shapes, plain text with
+// overlapping rules, and every text of tests/vectors/dlp/cases.json). Python is spawned once. (2) A few answers
 // worked by hand from the HTML rules Telegram documents (https://core.telegram.org/bots/api#html-style: the named
 // entities &lt; &gt; &amp; &quot; plus numeric ones; tags b i u s code pre a tg-spoiler …), so both engines
 // agreeing on a wrong answer still fails.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseHtml, closers, tagsWithin } from "../dlp-html.mjs";
 import { createScanner, loadRules } from "../dlp.mjs";
@@ -38,6 +41,10 @@ const HTML = [
   `<blockquote expandable>q ${AWS}</blockquote>`, `pre<b>${AWS.slice(0, 8)}&#${AWS.charCodeAt(8)};${AWS.slice(9)}</b>post`,
   "<a href=\"&#104;ttps://u:pw1234567@x.io\">z</a>", "a\n<b>\n</b>\t&lt;\r\n<i\tclass=x>y</i>",
 ];
+// Plain text where rules overlap or a finding straddles a preview cut (every prefix is scanned as a preview).
+const PLAIN = [`password: ${AWS}`, `api_key = "${GH}"`, `card 2221785631798936 inn 5583186723 ogrn 1028829549671 x`,
+  `ИНН 7707083893, СНИЛС 762-076-541 06`, `token=${GH}${GH}`, `${IBAN}${AWS} https://u:S3cr3tPassw0rd@h.example/`];
+const VEC = JSON.parse(readFileSync(join(ROOT, "tests", "vectors", "dlp", "cases.json"), "utf8"));
 const ENGINE_ONLY = ["x&#x10FFFF;&#1114111;y", `😀 <b>${GH}</b> 🇷🇺 &amp; <i>${IBAN}</i>`, `𝔘&#128512;<a href="${AWS}">😀</a>`];
 
 const PY = `
@@ -49,9 +56,9 @@ req = json.load(sys.stdin)
 sc = Scanner(load_rules(), bytes.fromhex(req["key"]))
 def seg(s):
     return {"text": s.text, "starts": [s.start(i) for i in range(len(s.text))], "ends": [s.end(i) for i in range(len(s.text))]}
-def eng(t, preview):
-    r = sc.scan(t, html=True, preview=preview)
-    f = sc.filter(t, html=True, preview=preview)
+def eng(t, html, preview):
+    r = sc.scan(t, html=html, preview=preview)
+    f = sc.filter(t, html=html, preview=preview)
     return {"findings": [x.to_dict() for x in r.findings], "holdBack": r.hold_back,
             "filter": {"text": f["text"], "action": f["action"], "held": f["held"]}}
 out = {"parse": [], "engine": []}
@@ -64,12 +71,13 @@ for p in req["parse"]:
     out["parse"].append({"visible": seg(r.visible), "attrs": [seg(a) for a in r.attrs], "tags": tags,
         "openTail": r.open_tail, "closers": [htmltext.closers(r.tags, c) for c in cuts],
         "within": [htmltext.tags_within(p, r.tags, s, e) for s, e in ranges], "ranges": ranges})
-for t in req["engine"]:
-    out["engine"].append([eng(t, False)] + [eng(t[:k], True) for k in range(1, len(t) + 1)])
+for t, h in req["engine"]:
+    out["engine"].append([eng(t, h, False)] + [eng(t[:k], h, True) for k in range(1, len(t) + 1)])
 json.dump(out, sys.stdout)
 `;
 
-const engineInputs = [...HTML, ...ENGINE_ONLY];
+const engineInputs = [...[...HTML, ...ENGINE_ONLY].map((t) => [t, true]), ...PLAIN.map((t) => [t, false]),
+  ...VEC.cases.map((c) => [c.text, c.html])];
 const py = JSON.parse(execFileSync("python3", ["-c", PY], {
   cwd: ROOT, env: { ...process.env, PYTHONPATH: ROOT }, input: JSON.stringify({ key: KEY, parse: HTML, engine: engineInputs }),
   maxBuffer: 256 * 1024 * 1024,
@@ -93,9 +101,9 @@ test("parseHtml, closers and tagsWithin agree with the Python twin on HTML shape
   });
 });
 
-test("the JS and Python engines agree on findings, hold-back and filtered text for every prefix of HTML input", () => {
+test("the JS and Python engines agree on findings, hold-back and filtered text for every prefix (HTML, plain, the vectors)", () => {
   let findings = 0, redacted = 0;
-  engineInputs.forEach((t, k) => {
+  engineInputs.forEach(([t, html], k) => {
     const want = py.engine[k];
     // Python slices by code point, JS by unit: compare only the prefixes both cut at the same place
     const cps = Array.from(t);
@@ -103,10 +111,10 @@ test("the JS and Python engines agree on findings, hold-back and filtered text f
     const jsText = [t, ...cps.map((_, i) => cps.slice(0, i + 1).join(""))];
     jsText.forEach((x, i) => {
       const preview = i > 0;
-      const r = scanner.scan(x, { html: true, preview });
-      const f = scanner.filter(x, { html: true, preview });
+      const r = scanner.scan(x, { html, preview });
+      const f = scanner.filter(x, { html, preview });
       const got = { findings: r.findings, holdBack: r.holdBack, filter: { text: f.text, action: f.action, held: f.held } };
-      assert.deepEqual(got, want[i], `${JSON.stringify(x)} preview=${preview}`);
+      assert.deepEqual(got, want[i], `${JSON.stringify(x)} html=${html} preview=${preview}`);
       findings += r.findings.length;
       if (f.action === "redact") redacted++;
     });
