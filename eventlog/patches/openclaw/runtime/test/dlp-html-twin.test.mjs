@@ -40,6 +40,8 @@ const HTML = [
   `<tg-spoiler>${AWS}</tg-spoiler> <span class="tg-spoiler">${IBAN}</span>`,
   `<blockquote expandable>q ${AWS}</blockquote>`, `pre<b>${AWS.slice(0, 8)}&#${AWS.charCodeAt(8)};${AWS.slice(9)}</b>post`,
   "<a href=\"&#104;ttps://u:pw1234567@x.io\">z</a>", "a\n<b>\n</b>\t&lt;\r\n<i\tclass=x>y</i>",
+  "<a href=\"abc\">x</a> &amp; y", "<a href=\"x?a=1&b=2&amp;c&\">u</a>", "<a title=\"&#0;&bogus;&#xD800;&\">t</a>",
+  `x</b class="${AWS}">y`, "<a_x=\"v1\" :y='v2'>t</a>",
 ];
 // Plain text where rules overlap or a finding straddles a preview cut (every prefix is scanned as a preview).
 const PLAIN = [`password: ${AWS}`, `api_key = "${GH}"`, `card 2221785631798936 inn 5583186723 ogrn 1028829549671 x`,
@@ -126,6 +128,9 @@ test("hand-worked answers: entities, nested and unbalanced tags, attributes, ope
   const v = (p) => parseHtml(p).visible.text;
   assert.equal(v("a&amp;b &lt;i&gt; &quot;&apos;&nbsp;"), "a&b <i> \"'\u00a0");
   assert.equal(v("&#65;&#x42;&#X43;"), "ABC");
+  // the largest code point and the first one after the surrogates decode; the last surrogate does not
+  assert.equal(v("&#x10FFFF;&#1114111;&#xE000;&#57344;"), "\u{10FFFF}\u{10FFFF}\uE000\uE000");
+  assert.equal(v("&#xDFFF;&#55296;"), "&#xDFFF;&#55296;");
   // invalid code points and unknown names stay literal text (HTML keeps what it cannot decode)
   assert.equal(v("&#0;&#xD800;&#x110000;&unknown;&AMP;&amp"), "&#0;&#xD800;&#x110000;&unknown;&AMP;&amp");
   assert.equal(v("<b>1<b>2</b>3</b>4"), "1234");
@@ -140,6 +145,13 @@ test("hand-worked answers: entities, nested and unbalanced tags, attributes, ope
   assert.deepEqual(a.map((s) => s.text), ["x<y", "z"]);
   assert.deepEqual([...a[0].starts], [9, 10, 14]);
   assert.deepEqual([...a[1].starts], [23]);
+  // a value stops at its quote even when an entity follows later; a bare & in a URL stays; bad entities stay literal
+  assert.deepEqual(parseHtml("<a href=\"abc\">x</a> &amp; y").attrs.map((s) => s.text), ["abc"]);
+  assert.deepEqual(parseHtml("<a href=\"x?a=1&b=2&amp;c\">u</a>").attrs.map((s) => s.text), ["x?a=1&b=2&c"]);
+  assert.deepEqual(parseHtml("<a title=\"&#0;&bogus;\">t</a>").attrs.map((s) => s.text), ["&#0;&bogus;"]);
+  // an attribute name may start with _ or : right after the tag name; a closing tag's attributes are scanned too
+  assert.deepEqual(parseHtml("<a_x=\"v1\">t</a>").attrs.map((s) => [s.text, s.starts[0]]), [["v1", 6]]);
+  assert.deepEqual(parseHtml("x</b class=\"k\">y").attrs.map((s) => [s.text, s.starts[0]]), [["k", 12]]);
   // open tail: an unterminated tag or entity at the very end (a preview must hold it back)
   assert.equal(parseHtml("hi <b").openTail, 3);
   assert.equal(parseHtml("x</b> <a href=\"").openTail, 6);
