@@ -74,6 +74,7 @@ test("a seal the file no longer matches refuses the append and leaves the file a
     ["a line after the sealed part that does not chain on", {}, (p) => appendFileSync(p,
       encodeWithPrev({ ...JSON.parse(lines[0]), prev: undefined }, "0".repeat(64)) + "\n")],
     ["a line after the sealed part that is not JSON", {}, (p) => appendFileSync(p, "not json\n")],
+    ["an empty line after the sealed part", {}, (p) => appendFileSync(p, "\n")],
     ["a second unchained line after a good one", {}, (p) => {
       const good = encodeWithPrev({ ...JSON.parse(lines[0]), prev: undefined, id: "01KB00000000000000000000ZY" }, chainHash(lines.at(-1)));
       appendFileSync(p, good + "\n" + encodeWithPrev({ ...JSON.parse(lines[0]), prev: undefined }, chainHash(lines[0])) + "\n");
@@ -183,3 +184,39 @@ test("an append whose line is written but whose seal update fails: rejected, nev
       [lines.length + 2, statSync(path).size, chainOk(root, V2.relpath)]);
     await log.close();
   });
+
+test("a day file holding only a torn first line: moved aside, the first whole line chains from the genesis", async () => {
+  const root = tmp();
+  const rel = "raw/telegram/chats/11/2026/11/30.jsonl";
+  mkdirSync(dirname(join(root, rel)), { recursive: true });
+  writeFileSync(join(root, rel), '{"event":"message:rec'); // a writer killed inside the very first line: no newline at all
+  const log = await openEventLog({ root, fsync: "never" });
+  await log.append({ event: "message:received", channel: "telegram", chat_id: "11", ts: "2026-11-30T10:00:00.000Z", text: "x" });
+  const lines = readLines(join(root, rel)).map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((l) => l.event), ["log:repair", "message:received"]);
+  assert.equal(lines[0].prev, genesis(rel));
+  chainOk(root, rel);
+  await log.close();
+});
+
+test("an append that fails before writing (the day path is a directory) rejects with that error, nothing written",
+  async () => {
+    const root = tmp();
+    const rel = "raw/telegram/chats/12/2026/11/30.jsonl";
+    mkdirSync(join(root, rel), { recursive: true });
+    const log = await openEventLog({ root, fsync: "never" });
+    const e = { event: "message:received", channel: "telegram", chat_id: "12", ts: "2026-11-30T10:00:00.000Z", text: "x" };
+    await assert.rejects(log.append(e), (err) => err.code === "EISDIR");
+    assert.deepEqual(readdirSync(join(root, rel)), []);
+    await log.close();
+  });
+
+test("a chat's first day file seals nothing and so writes no checkpoint (the head moves only with a seal)", async () => {
+  const root = tmp();
+  const log = await openEventLog({ root, fsync: "never" });
+  await log.append({ event: "message:received", channel: "telegram", chat_id: "13", ts: "2026-11-30T10:00:00.000Z", text: "x" });
+  assert.deepEqual(readdirSync(root), ["raw"]);
+  await log.append({ event: "message:received", channel: "telegram", chat_id: "13", ts: "2026-12-01T10:00:00.000Z", text: "y" });
+  assert.deepEqual(readLines(join(root, "seals/checkpoints.jsonl")).length, 1); // the 30th sealed: one checkpoint
+  await log.close();
+});
