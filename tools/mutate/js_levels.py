@@ -29,7 +29,7 @@ def main(paths: list[str]) -> int:
     rows: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # n, k0, k1, k2, nocov, timeout
     for path in paths:
         for m in json.load(open(path, encoding="utf-8"))["mutants"]:
-            if m.get("named"):
+            if m.get("op") == "named":
                 continue
             r = rows[m["file"]]
             r[0] += 1

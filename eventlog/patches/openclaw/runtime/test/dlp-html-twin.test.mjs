@@ -41,7 +41,7 @@ const HTML = [
   `<blockquote expandable>q ${AWS}</blockquote>`, `pre<b>${AWS.slice(0, 8)}&#${AWS.charCodeAt(8)};${AWS.slice(9)}</b>post`,
   "<a href=\"&#104;ttps://u:pw1234567@x.io\">z</a>", "a\n<b>\n</b>\t&lt;\r\n<i\tclass=x>y</i>",
   "<a href=\"abc\">x</a> &amp; y", "<a href=\"x?a=1&b=2&amp;c&\">u</a>", "<a title=\"&#0;&bogus;&#xD800;&\">t</a>",
-  `x</b class="${AWS}">y`, "<a_x=\"v1\" :y='v2'>t</a>",
+  `x</b class="${AWS}">y`, "<a_x=\"v1\" :y='v2'>t</a>", "<a_=\"v3\">t</a>",
 ];
 // Plain text where rules overlap or a finding straddles a preview cut (every prefix is scanned as a preview).
 const PLAIN = [`password: ${AWS}`, `api_key = "${GH}"`, `card 2221785631798936 inn 5583186723 ogrn 1028829549671 x`,
@@ -151,6 +151,7 @@ test("hand-worked answers: entities, nested and unbalanced tags, attributes, ope
   assert.deepEqual(parseHtml("<a title=\"&#0;&bogus;\">t</a>").attrs.map((s) => s.text), ["&#0;&bogus;"]);
   // an attribute name may start with _ or : right after the tag name; a closing tag's attributes are scanned too
   assert.deepEqual(parseHtml("<a_x=\"v1\">t</a>").attrs.map((s) => [s.text, s.starts[0]]), [["v1", 6]]);
+  assert.deepEqual(parseHtml("<a_=\"v1\">t</a>").attrs.map((s) => [s.text, s.starts[0]]), [["v1", 5]]);
   assert.deepEqual(parseHtml("x</b class=\"k\">y").attrs.map((s) => [s.text, s.starts[0]]), [["k", 12]]);
   // open tail: an unterminated tag or entity at the very end (a preview must hold it back)
   assert.equal(parseHtml("hi <b").openTail, 3);
