@@ -48,7 +48,9 @@ const PLAIN = [`password: ${AWS}`, `api_key = "${GH}"`, `card 2221785631798936 i
   `ИНН 7707083893, СНИЛС 762-076-541 06`,
   // context words inside longer words ("info", "innings", "cardinal", "passports"): whole words unless a rule says stem
   "the info 5583186723, the innings 826732044682, a cardinal 2221785631798936, passports 3324 793794, ogrnx 1028829549671",
-  "awesome: fECc2xbNDaWdoqNdTOniqNcM+8ZvU4mOjGiDWfOX; картон 2221785631798936", // stems "aws*", "карт*" cut one letter only `token=${GH}${GH}`, `${IBAN}${AWS} https://u:S3cr3tPassw0rd@h.example/`];
+  // stems "aws*", "карт*": cut by their * only
+  "awesome: fECc2xbNDaWdoqNdTOniqNcM+8ZvU4mOjGiDWfOX; картон 2221785631798936",
+  `token=${GH}${GH}`, `${IBAN}${AWS} https://u:S3cr3tPassw0rd@h.example/`];
 const VEC = JSON.parse(readFileSync(join(ROOT, "tests", "vectors", "dlp", "cases.json"), "utf8"));
 const ENGINE_ONLY = ["x&#x10FFFF;&#1114111;y", `😀 <b>${GH}</b> 🇷🇺 &amp; <i>${IBAN}</i>`, `𝔘&#128512;<a href="${AWS}">😀</a>`];
 
