@@ -13,6 +13,7 @@ import {
   compareCodePoints, ULID_RE, GENESIS_PREFIX, dayRelpath, parseRelpath,
 } from "../writer-format.mjs";
 import { openEventLog, resolveRoot, withFileLock, LockTimeout, DamagedLog } from "../writer.mjs";
+import { chainOk, readLines } from "./writer-helpers.mjs";
 import { chainHash, encodeForms, CONTENT_FIELDS } from "../writer-commit.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -24,16 +25,7 @@ const V2 = JSON.parse(readFileSync(join(VECTORS, "v2.json"), "utf8"));
 const tmp = () => mkdtempSync(join(tmpdir(), "writer-test-"));
 const ev = (over = {}) => ({ event: "message:received", channel: "telegram", chat_id: "42",
   ts: "2026-11-30T10:00:00.000Z", text: "hi", ...over });
-const readLines = (p) => readFileSync(p, "utf8").split("\n").slice(0, -1);
 
-function chainOk(root, rel) {
-  let prev = genesis(rel);
-  for (const line of readLines(join(root, rel))) {
-    assert.equal(JSON.parse(line).prev, prev, `${rel}: chain broken`);
-    prev = chainHash(line);
-  }
-  return prev;
-}
 
 test("vectors: v1 lines keep their encoding and are their own commitment form", () => {
   for (const c of ENC.lines) {
