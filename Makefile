@@ -19,12 +19,15 @@ RUNTIME := eventlog/patches/openclaw/runtime
 
 .PHONY: venv node openclaw deps releases wheelhouse test test-fast demo bench clean acorn mutate mutate-py mutate-js
 
-$(VPY): pyproject.toml
-	$(PY) -m venv $(VENV)
+# A stamp, not $(VPY): that is a symlink, and touching it would touch the interpreter it points to (so a changed
+# pyproject.toml was never installed into an existing venv).
+VSTAMP := $(VENV)/.installed
+$(VSTAMP): pyproject.toml
+	test -x $(VPY) || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test,bench]'
-	touch $(VPY)
+	touch $@
 
-venv: $(VPY)
+venv: $(VSTAMP)
 
 # Stamped like openclaw below: a binary that failed its version check is not taken as installed next time.
 $(NODE_STAMP):
@@ -53,7 +56,7 @@ releases: venv node
 	PATH=$(NODE_BIN_DIR):$$PATH $(VPY) -m eventlog patch fetch --install $(OPENCLAW_PREVIOUS) >/dev/null
 
 # Wheels of every dependency (and setuptools), so the clean-venv install test builds and installs with --no-index.
-$(WHEELHOUSE)/.complete: pyproject.toml | $(VPY)
+$(WHEELHOUSE)/.complete: pyproject.toml | $(VSTAMP)
 	mkdir -p $(WHEELHOUSE)
 	$(VPY) -m pip wheel -q --disable-pip-version-check -w $(WHEELHOUSE) . setuptools
 	rm -f $(WHEELHOUSE)/openclaw_eventlog-*.whl
