@@ -144,15 +144,21 @@ class FileLock:
         deadline = time.monotonic() + self.timeout
         delay = 0.001
         payload = lock_record()
-        wanted = False
+        wanted = raced = False
         while True:
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600)
             except FileExistsError:
                 content = _read(self.path)
+                # released between our open and read: try again at once, once. Unreadable again (a dangling symbolic
+                # link planted as the lock: O_EXCL sees it, a read follows it) it is waited on until the deadline.
+                if content is None and not raced:
+                    raced = True
+                    continue
+                raced = False
                 if content is None:
-                    continue  # released between our open and read: try again at once
-                if _is_stale(self.path, content):
+                    pass  # neither ours to break nor to read: wait for it to go away
+                elif _is_stale(self.path, content):
                     _break(self.path, content)
                 else:
                     _want(self.path)
@@ -178,7 +184,8 @@ class FileLock:
                         os.unlink(self.path + ".want")
                     except FileNotFoundError:
                         pass
-                raise LockTimeout(f"could not lock {self.path} within {self.timeout:.0f} s (held by {content!r})")
+                holder = "an unreadable lock file" if content is None else repr(content)
+                raise LockTimeout(f"could not lock {self.path} within {self.timeout:.0f} s (held by {holder})")
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
 

@@ -300,3 +300,25 @@ def test_integers_beyond_64_bits_are_refused_not_stored_as_floats(big, ok):
     else:
         with pytest.raises(BadEvent, match="beyond 64 bits"):
             schema.parse_line(line)
+
+
+def test_a_dangling_symlink_as_the_lock_times_out_and_is_left_alone(tmp_path: Path) -> None:
+    """O_EXCL sees a dangling symbolic link (EEXIST), every read follows it (ENOENT): the "released between open and
+    read" retry used to spin forever, ignoring the timeout. It is waited on like a held lock (JS: writer-lock-symlink)."""
+    p = tmp_path / "01.jsonl.lock"
+    p.symlink_to(tmp_path / "nowhere")
+    result: list[BaseException | None] = []
+
+    def take() -> None:
+        try:
+            lock.FileLock(str(p), timeout=0.3).acquire()
+            result.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            result.append(exc)
+
+    t = threading.Thread(target=take, daemon=True)
+    t.start()
+    t.join(30)  # generous: the fixed code gives up after 0.3 s; the old one never did
+    assert result, "acquire() never returned"
+    assert isinstance(result[0], LockTimeout) and "unreadable lock file" in str(result[0])
+    assert p.is_symlink()

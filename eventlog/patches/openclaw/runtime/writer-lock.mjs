@@ -99,6 +99,7 @@ export async function acquireLock(path, timeoutMs = LOCK_TIMEOUT_MS) {
   const deadline = Date.now() + timeoutMs;
   let delay = 1;
   let wanted = false;
+  let raced = false;
   for (;;) {
     let fh = null;
     try {
@@ -119,8 +120,13 @@ export async function acquireLock(path, timeoutMs = LOCK_TIMEOUT_MS) {
       return;
     }
     const content = await readSmall(path);
-    if (content === null) continue; // released between our open and read: retry at once
-    if (await isStale(path, content)) {
+    // released between our open and read: retry at once, once. Unreadable again (a dangling symbolic link planted
+    // as the lock: O_EXCL sees it, a read follows it) it is waited on like a held lock, until the deadline.
+    if (content === null && !raced) { raced = true; continue; }
+    raced = false;
+    if (content === null) {
+      // neither ours to break nor to read: wait for it to go away
+    } else if (await isStale(path, content)) {
       await breakLock(path, content);
     } else {
       wanted = true;
@@ -128,7 +134,8 @@ export async function acquireLock(path, timeoutMs = LOCK_TIMEOUT_MS) {
     }
     if (Date.now() > deadline) {
       if (wanted) await unlink(path + ".want").catch(() => {});
-      throw new LockTimeout(`could not lock ${path} within ${timeoutMs / 1000} s (held by ${JSON.stringify(content)})`);
+      const holder = content === null ? "an unreadable lock file" : JSON.stringify(content);
+      throw new LockTimeout(`could not lock ${path} within ${timeoutMs / 1000} s (held by ${holder})`);
     }
     await sleep(delay);
     delay = Math.min(delay * 2, 50);
