@@ -31,3 +31,24 @@ def run_driver(items: list[dict], key_hex: str, *extra: str, timeout: float = 60
                        capture_output=True, timeout=timeout)
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     return [json.loads(line) for line in p.stdout.decode().splitlines()]
+
+
+def candidates_without_prefilter_total(rules, key: bytes, texts: list[str]) -> int:
+    """Assert that Scanner.candidates (keyword prefilter + keyword-anchored search) finds exactly what a reference
+    scanner finds that tries every rule at every position (the same rules with no anchor and, as keywords, every
+    character of the texts); returns how many candidates there were, for the caller's lower bound."""
+    from dataclasses import replace
+
+    from eventlog.dlp.engine import Scanner
+    from eventlog.dlp.rules import RuleSet
+
+    chars = sorted({c for t in texts for c in t.lower()})
+    ref_rules = RuleSet(rules.version, [replace(r, keywords=chars, anchor=None) for r in rules.rules], rules.source,
+                        rules.examples)
+    sc, ref = Scanner(rules, key), Scanner(ref_rules, key)
+    total = 0
+    for t in texts:
+        want = ref.candidates(t)
+        assert sorted(sc.candidates(t)) == sorted(want), t
+        total += len(want)
+    return total

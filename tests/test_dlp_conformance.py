@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import random
 import sys
-from dataclasses import replace
 
-from dlp_support import REPO, run_driver
+from dlp_support import REPO, candidates_without_prefilter_total, run_driver
 
 sys.path.insert(0, str(REPO / "tools"))
 import dlp_corpus  # noqa: E402
 
 from eventlog.dlp.engine import Scanner  # noqa: E402
-from eventlog.dlp.rules import RuleSet, load_rules  # noqa: E402
+from eventlog.dlp.rules import load_rules  # noqa: E402
 
 KEY = "5c" * 32
 
@@ -80,14 +79,5 @@ def test_prefilter_and_anchors_lose_no_match() -> None:
     rules = load_rules()
     msgs = dlp_corpus.corpus(2000, seed=17)
     texts = [m["text"] for m in msgs] + ["", "ИНН 7707083893", "IBAN DE89370400440532013000"]
-    chars = sorted({c for t in texts for c in t.lower()})
-    ref_rules = RuleSet(rules.version, [replace(r, keywords=chars, anchor=None) for r in rules.rules], rules.source,
-                        rules.examples)
-    sc = Scanner(rules, bytes.fromhex(KEY))
-    ref = Scanner(ref_rules, bytes.fromhex(KEY))
-    total = 0
-    for t in texts:
-        want = ref.candidates(t)
-        assert sorted(sc.candidates(t)) == sorted(want), t
-        total += len(want)
+    total = candidates_without_prefilter_total(rules, bytes.fromhex(KEY), texts)
     assert total > 500
