@@ -66,31 +66,18 @@ def date_option(name: str, help: str) -> Callable:
 
 
 def since_until(f: Callable) -> Callable:
-    """--since/--until WHEN and --tz ZONE for commands that work on whole day files: the command receives the UTC
-    days (inclusive dates) whose files can hold the period, read in the user's zone (eventlog/when.py). Commands
-    that filter events exactly use eventlog/cli/timeopts.time_range instead."""
+    """--since/--until WHEN and --tz ZONE for commands that work on whole day files: the options and their parsing
+    are timeopts.time_range's; the command receives the UTC days (inclusive dates) whose files can hold the period.
+    Commands that filter events exactly use eventlog/cli/timeopts.time_range itself."""
+    from .. import when
+    from .timeopts import time_range  # here, not at the top: timeopts imports this module
 
-    @click.option("--tz", "tz_name", default=None, metavar="ZONE",
-                  help="Time zone for WHEN (default: $EVENTLOG_TZ, else the system's).")
-    @click.option("--until", "until_text", default=None, metavar="WHEN",
-                  help="Up to the end of WHEN (today, yesterday, 7d, YYYY-MM, YYYY-MM-DD, RFC 3339, …).")
-    @click.option("--since", "since_text", default=None, metavar="WHEN",
-                  help="From the start of WHEN (today, yesterday, 7d, YYYY-MM, YYYY-MM-DD, RFC 3339, …).")
     @functools.wraps(f)
-    def wrapper(*args: Any, since_text: str | None, until_text: str | None, tz_name: str | None, **kwargs: Any) -> Any:
-        from .. import when
-
-        try:
-            tz = when.zone(tz_name)
-            start = when.since(since_text, tz) if since_text is not None else None
-            end = when.until(until_text, tz) if until_text is not None else None
-            when.check_order(start, end)
-        except EventlogError as exc:
-            fail(str(exc))
-        first, last = when.utc_days(start, end)
+    def days(*args: Any, since: Any, until: Any, tz: Any, **kwargs: Any) -> Any:
+        first, last = when.utc_days(since, until)
         return f(*args, since=first, until=last, **kwargs)
 
-    return wrapper
+    return time_range(days)
 
 
 def emit_json(obj: Any) -> None:
