@@ -33,26 +33,15 @@ class Emitted:
 
 def last_events(root: Path, n: int, chats: Iterable[str] | None = None) -> list[Emitted]:
     """The last `n` events by time (ts, then id) of the chats in scope, reading only the newest day files needed."""
-    from .reader import iter_lines
-
     if n <= 0:
         return []
-    by_day: dict[Any, list[Any]] = {}
-    for lf in log_files(root, chat=list(chats) if chats else None):
-        by_day.setdefault(lf.day, []).append(lf)
+    by_day = _files_by_day(root, chats)
     out: list[Emitted] = []
     for day in sorted(by_day, reverse=True):
-        for lf in by_day[day]:
-            for num, line in iter_lines(lf.path, lf.relpath):
-                try:
-                    ev = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(ev, dict):
-                    out.append(Emitted(lf.relpath, num, ev))
+        out.extend(_day_events(by_day[day]))
         if len(out) >= n:  # every earlier day holds only earlier events (files are per UTC day of ts)
             break
-    out.sort(key=lambda e: (str(e.event.get("ts", "")), str(e.event.get("id", ""))))
+    out.sort(key=_order)
     return out[-n:]
 
 
@@ -223,26 +212,36 @@ class _Handler:
 
 def events_since(root: Path, since: Any, chats: Iterable[str] | None = None) -> Iterator[Emitted]:
     """Every event with ts ≥ `since` (aware datetime), in time order (ts, then id), one UTC day in memory at a time."""
-    from .reader import iter_lines
     from .when import iso, utc_days
 
     lo = iso(since)
     first, _ = utc_days(since, None)
-    by_day: dict[Any, list[Any]] = {}
-    for lf in log_files(root, chat=list(chats) if chats else None, since=first):
-        by_day.setdefault(lf.day, []).append(lf)
+    by_day = _files_by_day(root, chats, since=first)
     for day in sorted(by_day):
-        out = []
-        for lf in by_day[day]:
-            for num, line in iter_lines(lf.path, lf.relpath):
-                try:
-                    ev = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(ev, dict) and isinstance(ev.get("ts"), str) and ev["ts"] >= lo:
-                    out.append(Emitted(lf.relpath, num, ev))
+        out = [e for e in _day_events(by_day[day]) if isinstance(e.event.get("ts"), str) and e.event["ts"] >= lo]
         out.sort(key=_order)
         yield from out
+
+
+def _files_by_day(root: Path, chats: Iterable[str] | None, since: Any = None) -> dict[Any, list[Any]]:
+    by_day: dict[Any, list[Any]] = {}
+    for lf in log_files(root, chat=list(chats) if chats else None, since=since):
+        by_day.setdefault(lf.day, []).append(lf)
+    return by_day
+
+
+def _day_events(files: list[Any]) -> Iterator[Emitted]:
+    """The object events of a day's files, skipping lines that are not JSON (a torn tail is not yet an event)."""
+    from .reader import iter_lines
+
+    for lf in files:
+        for num, line in iter_lines(lf.path, lf.relpath):
+            try:
+                ev = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(ev, dict):
+                yield Emitted(lf.relpath, num, ev)
 
 
 def _order(e: Emitted) -> tuple[str, str]:
