@@ -2,11 +2,15 @@
 //   baseline  — OpenClaw's grammY Bot with the unpatched transformer chain (a pass-through standing in for the
 //               account throttler, whose rate limits would dominate) and a canned-response fetch (no network);
 //   tap without log I/O — our transformer with the real DLP engine and a log that keeps nothing (decomposition);
-//   patched   — the same plus the real writer, for each fsync policy.
+//   patched   — the same plus the real writer as the gateway runs it (in its own thread, writer-thread.mjs), for each
+//               fsync policy;
+//   in-thread — the same writer on the event loop ($EVENTLOG_WRITER_THREAD=0 in the gateway): the before/after pair.
 // Interleaved in rounds so drift hits both sides alike. Goal (issue 9): the tap WITH the log adds ≤ 1 ms p99 per call
 // over the baseline. Printed per case: p50/p99 per call (µs), added p50/p99 over the baseline (median over rounds of
 // the per-round difference), CPU time per call (process-wide: the main thread and libuv's thread pool, so it holds on
-// a loaded machine where wall-clock percentiles do not), event-loop delay p99, peak RSS (each case once more alone in
+// a loaded machine where wall-clock percentiles do not), on-loop CPU per call (the main thread alone, from
+// /proc/thread-self/schedstat: what every call waits behind; the writer thread's CPU is not in it), event-loop
+// utilisation, event-loop delay p99, peak RSS (each case once more alone in
 // a child process, --only NAME), scavenges (young-generation GCs) per 1000 calls, CPU time inside each call, and a
 // last `tap-overhead-goal` line with the goal beside the measurement.
 // The fake fetch (--fetch):
@@ -24,8 +28,8 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { dirname, join, resolve as resolvePath } from "node:path";
-import { mkdtempSync, rmSync } from "node:fs";
-import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from "node:perf_hooks";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
 import { createTap } from "../../eventlog/patches/openclaw/runtime/tap-core.mjs";
 import { openEventLog } from "../../eventlog/patches/openclaw/runtime/writer.mjs";
@@ -85,6 +89,8 @@ async function runCase(bot, offset) {
   });
   gc.observe({ entryTypes: ["gc"] });
   const cpu0 = process.cpuUsage();
+  const loop0 = loopCpuUs();
+  const elu0 = performance.eventLoopUtilization();
   for (let i = 0; i < CALLS; i++) {
     const k = offset + i;
     const chat = CHATS[k % CHATS.length];
@@ -98,21 +104,31 @@ async function runCase(bot, offset) {
     if (INTERVAL) await sleep(INTERVAL);
   }
   const cpu = process.cpuUsage(cpu0);
+  const loop1 = loopCpuUs();
+  const elu = performance.eventLoopUtilization(elu0).utilization;
   h.disable();
   await sleep(20); // the observer is called asynchronously
   gc.disconnect();
   // no sample at all: the loop never turned while the case ran (a microtask-only flood), reported as null
-  return { t, c, scavengesPer1000: scavenges / CALLS * 1000, loopP99: h.count ? h.percentile(99) / 1e6 : null, cpuUs: (cpu.user + cpu.system) / CALLS };
+  return { t, c, scavengesPer1000: scavenges / CALLS * 1000, loopP99: h.count ? h.percentile(99) / 1e6 : null, cpuUs: (cpu.user + cpu.system) / CALLS,
+    loopCpuUs: loop0 === null ? null : (loop1 - loop0) / CALLS, elu };
+}
+
+/** CPU time of the calling (main) thread in µs: the first field of /proc/thread-self/schedstat is its run time in ns
+ * (null where there is no such file: not Linux). */
+function loopCpuUs() {
+  try { return Number(readFileSync("/proc/thread-self/schedstat", "latin1").split(" ")[0]) / 1000; } catch { return null; }
 }
 
 const pct = (a, p) => { const s = Float64Array.from(a).sort(); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))]; };
 
 const roots = [];
-async function patchedBot(fsync, open = openEventLog, tapOf = createTap) {
+async function patchedBot(fsync, open = openEventLog, tapOf = createTap, thread = true) {
   const root = mkdtempSync(join(tmpdir(), "tap-bench-"));
   roots.push(root);
   const rules = loadRules();
-  const deps = { root, log: await open({ root, fsync }), rulesVersion: rules.version,
+  // thread: as tap.mjs opens it in the gateway (an older runtime without the option ignores it)
+  const deps = { root, log: await open({ root, fsync, thread }), rulesVersion: rules.version,
     scanner: createScanner({ rules, key: loadKey(root) }) };
   return makeBot(tapOf({ deps, stderr: () => {} }));
 }
@@ -129,7 +145,9 @@ function scanOnlyBot() {
 }
 
 const makers = { baseline: async () => makeBot(null), "tap without log I/O": async () => scanOnlyBot(),
-  "patched fsync=never": () => patchedBot("never"), "patched fsync=batch": () => patchedBot("batch") };
+  "patched fsync=never": () => patchedBot("never"), "patched fsync=batch": () => patchedBot("batch"),
+  "in-thread fsync=never": () => patchedBot("never", openEventLog, createTap, false),
+  "in-thread fsync=batch": () => patchedBot("batch", openEventLog, createTap, false) };
 // --compare-runtime DIR: the same two cases with another runtime's tap-core.mjs and writer.mjs (e.g. an older
 // commit's), for before/after figures from one run: `git archive <commit> eventlog/patches/openclaw/runtime | tar -x
 // -C /tmp/old` → --compare-runtime /tmp/old/eventlog/patches/openclaw/runtime
@@ -158,10 +176,10 @@ const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, { t: [], ro
 for (const bot of Object.values(cases)) await runCase(bot, 0); // warm-up: JIT, first files
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, bot] of Object.entries(cases)) {
-    const { t, c, loopP99, cpuUs, scavengesPer1000 } = await runCase(bot, (r + 1) * CALLS);
+    const { t, c, loopP99, cpuUs, scavengesPer1000, loopCpuUs: lc, elu } = await runCase(bot, (r + 1) * CALLS);
     samples[name].t.push(...t);
     samples[name].rounds.push({ p50: pct(t, 50), p99: pct(t, 99), loop: loopP99, cpu: cpuUs, gc: scavengesPer1000, cp50: pct(c, 50),
-      cp99: pct(c, 99) });
+      cp99: pct(c, 99), lc, elu });
   }
 }
 for (const r of roots) rmSync(r, { recursive: true, force: true });
@@ -188,6 +206,9 @@ for (const [name, s] of Object.entries(samples)) {
     added_p50_us: round1(added(s, "p50")), added_p99_us: round1(added(s, "p99")),
     added_p99_us_by_round: s.rounds.map((r, i) => round1(r.p99 - B[i].p99)),
     cpu_us_per_call: round1(median(s.rounds.map((r) => r.cpu))), added_cpu_us_per_call: round1(added(s, "cpu")),
+    loop_cpu_us_per_call: s.rounds[0].lc === null ? null : round1(median(s.rounds.map((r) => r.lc))),
+    added_loop_cpu_us_per_call: s.rounds[0].lc === null ? null : round1(added(s, "lc")),
+    event_loop_utilisation: +median(s.rounds.map((r) => r.elu)).toFixed(3),
     cpu_in_call_p99_us: round1(median(s.rounds.map((r) => r.cp99))),
     scavenges_per_1000_calls: round1(s.rounds.reduce((a, r) => a + r.gc, 0) / s.rounds.length),
     added_cpu_in_call_p50_us: round1(added(s, "cp50")), added_cpu_in_call_p99_us: round1(added(s, "cp99")),
@@ -196,12 +217,17 @@ for (const [name, s] of Object.entries(samples)) {
   console.log(JSON.stringify(rows[name]));
 }
 const withLog = Object.keys(rows).filter((k) => k.startsWith("patched"));
+const inThread = Object.keys(rows).filter((k) => k.startsWith("in-thread"));
 const compared = Object.keys(rows).filter((k) => k.startsWith("compare"));
 const worst = Math.max(...withLog.map((k) => rows[k].added_p99_us));
 console.log(JSON.stringify({ bench: "tap-overhead-goal", goal: "added p99 per outbound call with the log <= 1 ms",
   goal_added_p99_us: GOAL_ADDED_P99_US, added_p99_us: Object.fromEntries(withLog.map((k) => [k, rows[k].added_p99_us])),
   tap_without_log_added_p99_us: rows["tap without log I/O"].added_p99_us,
   added_cpu_us_per_call: Object.fromEntries(withLog.map((k) => [k, rows[k].added_cpu_us_per_call])),
+  added_loop_cpu_us_per_call: Object.fromEntries([...withLog, ...inThread, "tap without log I/O"].map((k) => [k,
+    rows[k].added_loop_cpu_us_per_call])),
+  in_thread_added_p99_us: Object.fromEntries(inThread.map((k) => [k, rows[k].added_p99_us])),
+  peak_rss_mb: Object.fromEntries(Object.keys(rows).map((k) => [k, rows[k].peak_rss_mb])),
   added_cpu_in_call_p99_us: Object.fromEntries(withLog.map((k) => [k, rows[k].added_cpu_in_call_p99_us])),
   tap_without_log_added_cpu_in_call_p99_us: rows["tap without log I/O"].added_cpu_in_call_p99_us,
   ...(compared.length ? { compare_runtime: COMPARE, compare_added_p99_us: Object.fromEntries(compared.map((k) => [k,
@@ -213,10 +239,11 @@ console.log(JSON.stringify({ bench: "tap-overhead-goal", goal: "added p99 per ou
 // a table for people
 const pad = (v, n) => String(v).padStart(n);
 console.log(`\n${"case".padEnd(24)} ${pad("p50 µs", 8)} ${pad("p99 µs", 9)} ${pad("+p99 µs", 9)} ${pad("+p99 CPU-in-call", 17)} ` +
-  `${pad("CPU µs/call", 12)} ${pad("+CPU µs", 8)} ${pad("GC/1000", 8)} ${pad("loop p99 ms", 12)} ${pad("RSS MB", 7)}`);
+  `${pad("CPU µs/call", 12)} ${pad("+CPU µs", 8)} ${pad("+loop CPU", 10)} ${pad("ELU", 6)} ${pad("GC/1000", 8)} ${pad("loop p99 ms", 12)} ${pad("RSS MB", 7)}`);
 for (const r of Object.values(rows)) {
   console.log(`${r.case.padEnd(24)} ${pad(r.p50_us, 8)} ${pad(r.p99_us, 9)} ${pad(r.added_p99_us, 9)} ` +
     `${pad(r.added_cpu_in_call_p99_us, 17)} ${pad(r.cpu_us_per_call, 12)} ${pad(r.added_cpu_us_per_call, 8)} ` +
+    `${pad(r.added_loop_cpu_us_per_call, 10)} ${pad(r.event_loop_utilisation, 6)} ` +
     `${pad(r.scavenges_per_1000_calls, 8)} ` +
     `${pad(r.event_loop_delay_p99_ms, 12)} ${pad(r.peak_rss_mb, 7)}`);
 }

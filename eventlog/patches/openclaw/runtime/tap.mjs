@@ -38,7 +38,10 @@ async function buildDefaults() {
   // the writer resolves the root exactly like the Python side ($EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~)
   const { openEventLog, resolveRoot } = await import("./writer.mjs");
   const root = resolveRoot(process.env);
-  const log = await openEventLog({ root, fsync: process.env.EVENTLOG_FSYNC || undefined });
+  // the writer runs in its own thread (writer-thread.mjs: the event loop only hands events over) unless
+  // $EVENTLOG_WRITER_THREAD=0
+  const log = await openEventLog({ root, fsync: process.env.EVENTLOG_FSYNC || undefined,
+    thread: process.env.EVENTLOG_WRITER_THREAD !== "0" });
   // The scanner is built separately so that a broken rule file leaves the log working: refused calls and
   // the scanner-error alert still get recorded (fail closed, but visibly).
   let scanner = null;

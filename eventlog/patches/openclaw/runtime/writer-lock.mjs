@@ -159,8 +159,11 @@ process.once("exit", () => {
  * The lock stays held after fn until LEASE_IDLE_MS pass without another run, a waiter asks, or release(). `gen` of a
  * lease changes whenever the lock was let go: state cached under a lease is valid while gen is unchanged. */
 export class LeaseTable {
-  constructor({ idleMs = LEASE_IDLE_MS, checkMs = LEASE_CHECK_MS } = {}) {
+  /** onHeld(lockPath, held): told whenever a lock is taken or let go (the writer thread reports its locks to the main
+   * thread, which removes them if the process exits while the thread holds them). */
+  constructor({ idleMs = LEASE_IDLE_MS, checkMs = LEASE_CHECK_MS, onHeld = null } = {}) {
     this.idleMs = idleMs;
+    this.onHeld = onHeld;
     this.checkMs = checkMs;
     this.leases = new Map(); // lockPath → {held, gen, tail: Promise, timer, checkedAt}
     this.gens = 0;
@@ -213,6 +216,7 @@ export class LeaseTable {
         l.gen = ++this.gens;
         l.checkedAt = Date.now();
         HELD.add(lockPath);
+        this.onHeld?.(lockPath, true);
       }
       try {
         return await fn(l.gen);
@@ -236,6 +240,7 @@ export class LeaseTable {
     l.held = false;
     l.gen = 0;
     HELD.delete(lockPath);
+    this.onHeld?.(lockPath, false);
     await unlink(lockPath).catch(() => {});
   }
 

@@ -357,15 +357,21 @@ class EventLog {
 
 }
 
-/** Open a writer on `root` (created 0700 if missing). fsync: always | batch (default) | never. */
+/** Open a writer on `root` (created 0700 if missing). fsync: always | batch (default) | never.
+ * thread: run the writer in a worker thread (writer-thread.mjs; same API and promises, the event loop only hands the
+ * event over). Default: $EVENTLOG_WRITER_THREAD=1; the gateway's tap passes true unless $EVENTLOG_WRITER_THREAD=0. */
 export async function openEventLog({
   root = resolveRoot(process.env), fsync = "batch", autoseal = true,
-  warn = (line) => process.stderr.write(line + "\n"), lease = {},
+  warn = (line) => process.stderr.write(line + "\n"), lease = {}, thread = process.env.EVENTLOG_WRITER_THREAD === "1",
 } = {}) {
   if (!FSYNC_POLICIES.includes(fsync)) {
     throw new EventlogError(`fsync policy must be one of ${FSYNC_POLICIES.join(", ")}: ${fsync}`);
   }
   if (typeof root !== "string" || !root) throw new EventlogError("root must be a directory path");
+  if (thread) {
+    const { openThreadedEventLog } = await import("./writer-thread.mjs");
+    return openThreadedEventLog({ root, fsync, autoseal, warn, lease });
+  }
   await mkdir(root, { recursive: true, mode: 0o700 });
   return new EventLog(root, fsync, autoseal, warn, lease);
 }
