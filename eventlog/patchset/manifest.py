@@ -20,8 +20,10 @@ from eventlog.patchset.errors import PatchError
 from eventlog.patchset.paths import DEFAULT_MANIFEST, PACKAGE_ROOT, release_manifest_candidates
 
 MANIFEST_VERSION = 1
-# static `import … from "./x.mjs"`, bare `import "./x.mjs"` and dynamic `import("./x.mjs")` of sibling modules
-_LOCAL_IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*\(?\s*["'](\./[^"']+)["']""")
+# static `import … from "./x.mjs"`, bare `import "./x.mjs"` and dynamic `import("./x.mjs")` of sibling modules, and
+# `new URL("./x.mjs", import.meta.url)` (how writer-thread.mjs names its worker thread's module)
+_LOCAL_IMPORT = re.compile(
+    r"""(?:\bfrom|\bimport|\bnew URL)\s*\(?\s*["'](\./[^"']+)["'](?:\s*,\s*import\.meta\.url)?""")
 
 
 @dataclass(frozen=True)
