@@ -138,8 +138,8 @@ export async function openThreadedEventLog({ root, fsync, autoseal, warn, lease 
     workerData: { root, fsync, autoseal, lease: { ...lease } },
     // small young generation: the thread holds only the events in flight (its RSS is the figure the bench reports)
     ...(process.env.YG ? { resourceLimits: { maxYoungGenerationSizeMb: Number(process.env.YG) } } : {}),
-    // the process's flags, less those that only make sense for its main script (`node --input-type=module -e …`)
-    execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")),
+    // none of the process's flags: the writer needs none, and some are refused in a worker (`--input-type=module`)
+    execArgv: [],
   });
   const ready = await new Promise((resolve, reject) => {
     const onExit = (code) => reject(new EventlogError(`the event-log writer thread exited while starting (code ${code})`));
