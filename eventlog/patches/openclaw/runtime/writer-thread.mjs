@@ -136,8 +136,6 @@ class ThreadedEventLog {
 export async function openThreadedEventLog({ root, fsync, autoseal, warn, lease }) {
   const worker = new Worker(WORKER_URL, {
     workerData: { root, fsync, autoseal, lease: { ...lease } },
-    // small young generation: the thread holds only the events in flight (its RSS is the figure the bench reports)
-    ...(process.env.YG ? { resourceLimits: { maxYoungGenerationSizeMb: Number(process.env.YG) } } : {}),
     // none of the process's flags: the writer needs none, and some are refused in a worker (`--input-type=module`)
     execArgv: [],
   });
