@@ -10,7 +10,7 @@
 // the per-round difference), CPU time per call (process-wide: the main thread and libuv's thread pool, so it holds on
 // a loaded machine where wall-clock percentiles do not), on-loop CPU per call (the main thread alone, from
 // /proc/thread-self/schedstat: what every call waits behind; the writer thread's CPU is not in it), event-loop
-// utilisation, event-loop delay p99, peak RSS (each case once more alone in
+// utilisation, the most appends in flight to the writer thread (did it keep up?), event-loop delay p99, peak RSS (each case once more alone in
 // a child process, --only NAME), scavenges (young-generation GCs) per 1000 calls, CPU time inside each call, and a
 // last `tap-overhead-goal` line with the goal beside the measurement.
 // The fake fetch (--fetch):
@@ -78,6 +78,9 @@ function makeBot(tap) {
 }
 
 async function runCase(bot, offset) {
+  // appends handed to the writer thread and not settled yet (the threaded cases): whether the thread kept up
+  const inFlight = bot.writerInFlight ?? null;
+  let backlog = 0;
   const t = new Float64Array(CALLS);
   const c = new Float64Array(CALLS); // process CPU time inside each call (getrusage: µs-exact, unlike per-thread)
   const h = monitorEventLoopDelay({ resolution: 1 });
@@ -94,6 +97,7 @@ async function runCase(bot, offset) {
   for (let i = 0; i < CALLS; i++) {
     const k = offset + i;
     const chat = CHATS[k % CHATS.length];
+    if (inFlight) backlog = Math.max(backlog, inFlight());
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     if (k % 3 === 2) await bot.api.editMessageText(chat, 5, text(k), { parse_mode: "HTML" });
@@ -111,7 +115,7 @@ async function runCase(bot, offset) {
   gc.disconnect();
   // no sample at all: the loop never turned while the case ran (a microtask-only flood), reported as null
   return { t, c, scavengesPer1000: scavenges / CALLS * 1000, loopP99: h.count ? h.percentile(99) / 1e6 : null, cpuUs: (cpu.user + cpu.system) / CALLS,
-    loopCpuUs: loop0 === null ? null : (loop1 - loop0) / CALLS, elu };
+    loopCpuUs: loop0 === null ? null : (loop1 - loop0) / CALLS, elu, backlog: inFlight ? backlog : null };
 }
 
 /** CPU time of the calling (main) thread in µs: the first field of /proc/thread-self/schedstat is its run time in ns
@@ -130,7 +134,9 @@ async function patchedBot(fsync, open = openEventLog, tapOf = createTap, thread 
   // thread: as tap.mjs opens it in the gateway (an older runtime without the option ignores it)
   const deps = { root, log: await open({ root, fsync, thread }), rulesVersion: rules.version,
     scanner: createScanner({ rules, key: loadKey(root) }) };
-  return makeBot(tapOf({ deps, stderr: () => {} }));
+  const bot = makeBot(tapOf({ deps, stderr: () => {} }));
+  if (deps.log.calls instanceof Map) bot.writerInFlight = () => deps.log.calls.size;
+  return bot;
 }
 
 // Decomposition only (not a configuration anyone runs): the tap with a log that keeps nothing, to separate the
@@ -176,10 +182,10 @@ const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, { t: [], ro
 for (const bot of Object.values(cases)) await runCase(bot, 0); // warm-up: JIT, first files
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, bot] of Object.entries(cases)) {
-    const { t, c, loopP99, cpuUs, scavengesPer1000, loopCpuUs: lc, elu } = await runCase(bot, (r + 1) * CALLS);
+    const { t, c, loopP99, cpuUs, scavengesPer1000, loopCpuUs: lc, elu, backlog } = await runCase(bot, (r + 1) * CALLS);
     samples[name].t.push(...t);
     samples[name].rounds.push({ p50: pct(t, 50), p99: pct(t, 99), loop: loopP99, cpu: cpuUs, gc: scavengesPer1000, cp50: pct(c, 50),
-      cp99: pct(c, 99), lc, elu });
+      cp99: pct(c, 99), lc, elu, backlog });
   }
 }
 for (const r of roots) rmSync(r, { recursive: true, force: true });
@@ -209,6 +215,7 @@ for (const [name, s] of Object.entries(samples)) {
     loop_cpu_us_per_call: s.rounds[0].lc === null ? null : round1(median(s.rounds.map((r) => r.lc))),
     added_loop_cpu_us_per_call: s.rounds[0].lc === null ? null : round1(added(s, "lc")),
     event_loop_utilisation: +median(s.rounds.map((r) => r.elu)).toFixed(3),
+    writer_thread_backlog_max: s.rounds[0].backlog === null ? null : Math.max(...s.rounds.map((r) => r.backlog)),
     cpu_in_call_p99_us: round1(median(s.rounds.map((r) => r.cp99))),
     scavenges_per_1000_calls: round1(s.rounds.reduce((a, r) => a + r.gc, 0) / s.rounds.length),
     added_cpu_in_call_p50_us: round1(added(s, "cp50")), added_cpu_in_call_p99_us: round1(added(s, "cp99")),
@@ -229,6 +236,7 @@ console.log(JSON.stringify({ bench: "tap-overhead-goal", goal: "added p99 per ou
   in_thread_added_p99_us: Object.fromEntries(inThread.map((k) => [k, rows[k].added_p99_us])),
   peak_rss_mb: Object.fromEntries(Object.keys(rows).map((k) => [k, rows[k].peak_rss_mb])),
   // what the writer thread costs in memory: each threaded case's peak RSS minus the same case in-thread
+  writer_thread_backlog_max: Object.fromEntries(withLog.map((k) => [k, rows[k].writer_thread_backlog_max])),
   thread_added_peak_rss_mb: Object.fromEntries(withLog.map((k) => [k, rows[k].peak_rss_mb
     - rows[k.replace("patched", "in-thread")].peak_rss_mb])),
   added_cpu_in_call_p99_us: Object.fromEntries(withLog.map((k) => [k, rows[k].added_cpu_in_call_p99_us])),
@@ -261,4 +269,6 @@ console.log(`on-loop CPU per call added over the baseline (what the next call wa
   `+${loopCpu("tap without log I/O")} µs; with the log in its thread (as the gateway runs it) never ` +
   `+${loopCpu("patched fsync=never")} / batch +${loopCpu("patched fsync=batch")} µs; in-thread never ` +
   `+${loopCpu("in-thread fsync=never")} / batch +${loopCpu("in-thread fsync=batch")} µs. The writer thread's peak RSS ` +
-  `(threaded minus in-thread case): ${withLog.map((k) => `${rows[k].peak_rss_mb - rows[k.replace("patched", "in-thread")].peak_rss_mb} MB`).join(" / ")}.`);
+  `(threaded minus in-thread case): ${withLog.map((k) => `${rows[k].peak_rss_mb - rows[k.replace("patched", "in-thread")].peak_rss_mb} MB`).join(" / ")}` +
+  ` (most appends in flight to the thread: ${withLog.map((k) => rows[k].writer_thread_backlog_max).join(" / ")}; at the tap's ` +
+  `limit of 256 the thread did not keep up — a CPU-starved machine — and the waiting records cost the main heap).`);
