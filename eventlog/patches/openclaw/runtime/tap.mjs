@@ -39,9 +39,17 @@ async function buildDefaults() {
   const { openEventLog, resolveRoot } = await import("./writer.mjs");
   const root = resolveRoot(process.env);
   // the writer runs in its own thread (writer-thread.mjs: the event loop only hands events over) unless
-  // $EVENTLOG_WRITER_THREAD=0
-  const log = await openEventLog({ root, fsync: process.env.EVENTLOG_FSYNC || undefined,
-    thread: process.env.EVENTLOG_WRITER_THREAD !== "0" });
+  // $EVENTLOG_WRITER_THREAD=0; a thread that cannot start leaves the writer on the event loop (said on stderr)
+  const fsync = process.env.EVENTLOG_FSYNC || undefined;
+  const thread = process.env.EVENTLOG_WRITER_THREAD !== "0";
+  let log;
+  try {
+    log = await openEventLog({ root, fsync, thread });
+  } catch (err) {
+    if (!thread) throw err;
+    process.stderr.write(`openclaw-eventlog: writer thread unavailable, writing on the event loop: ${err?.message ?? err}\n`);
+    log = await openEventLog({ root, fsync, thread: false });
+  }
   // The scanner is built separately so that a broken rule file leaves the log working: refused calls and
   // the scanner-error alert still get recorded (fail closed, but visibly).
   let scanner = null;
