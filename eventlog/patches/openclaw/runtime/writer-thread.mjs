@@ -87,8 +87,7 @@ class ThreadedEventLog {
   }
 
   die(why) {
-    if (this.dead) return;
-    this.dead = new WriterThreadDead(`openclaw-eventlog: the event-log writer thread ${why}; nothing more is appended`);
+    this.dead ??= new WriterThreadDead(`openclaw-eventlog: the event-log writer thread ${why}; nothing more is appended`);
     for (const c of this.calls.values()) c.reject(this.dead);
     this.calls.clear();
     for (const p of this.held) { HELD.delete(p); fs.unlink(p, () => {}); }
@@ -129,6 +128,7 @@ class ThreadedEventLog {
     await this.close().catch(() => {});
     this.dead ??= new WriterThreadDead("openclaw-eventlog: the event-log writer was terminated");
     await this.worker.terminate();
+    this.die("was terminated"); // appends still in flight reject (the exit event may come later)
   }
 }
 

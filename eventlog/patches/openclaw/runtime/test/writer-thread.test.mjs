@@ -151,3 +151,19 @@ test("the writer thread's modules do no synchronous file I/O (only the exit hand
     assert.deepEqual(src.match(/\b\w+Sync\s*\(/g) ?? [], allowed, `${f} calls a *Sync function`);
   }
 });
+
+test("terminate() with appends in flight: each one settles (written, or rejected as WriterThreadDead), none hangs",
+  async () => {
+    const root = tmp();
+    const log = await openEventLog({ root, fsync: "batch", thread: true });
+    const e = { event: "a:b", channel: "telegram", chat_id: "42", ts: "2026-11-30T10:00:00Z" };
+    const inFlight = Array.from({ length: 30 }, () => log.append(e));
+    await log.terminate();
+    const results = await Promise.allSettled(inFlight);
+    const ok = results.filter((r) => r.status === "fulfilled").length;
+    for (const r of results) if (r.status === "rejected") assert.ok(r.reason instanceof WriterThreadDead, String(r.reason));
+    const lines = existsSync(join(root, REL)) ? readFileSync(join(root, REL), "utf8").split("\n").length - 1 : 0;
+    assert.ok(lines >= ok, "every resolved append is on disk");
+    await assert.rejects(log.append(e), WriterThreadDead);
+    rmSync(root, { recursive: true, force: true });
+  });
