@@ -38,9 +38,9 @@ function revive(e) {
   return err;
 }
 
-/** The input's shallow copy with the writer's fields (what the in-thread writer's prepare() gives). */
-function stored(ev, f) {
-  const o = { ...ev, ...f };
+/** The input's shallow copy (taken at the call) with the writer's fields (what the in-thread writer's prepare() gives). */
+function stored(o, f) {
+  Object.assign(o, f);
   if (f.salt === undefined) delete o.salt;
   return o;
 }
@@ -104,8 +104,11 @@ class ThreadedEventLog {
       return Promise.reject(new BadEvent(`event cannot be handed to the writer thread: ${err?.message ?? err}`));
     }
     if (this.calls.size === 0) this.worker.ref(); // an append in flight keeps the process alive until it settles
+    // the copy the stored event is made from is taken now, like the clone (a later change to the caller's object
+    // changes neither)
+    const input = shape === "one" ? { ...a } : shape === "many" ? a.map((e) => ({ ...e })) : null;
     return new Promise((resolve, reject) => {
-      this.calls.set(s, { resolve, reject, shape, input: a });
+      this.calls.set(s, { resolve, reject, shape, input });
     });
   }
 
