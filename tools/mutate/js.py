@@ -63,7 +63,8 @@ NEW_TESTS = {
     "dlp": [T + "dlp-validators-edges.test.mjs", T + "dlp-github-crc.test.mjs", T + "dlp-offsets.test.mjs",
             T + "dlp-alerts-edges.test.mjs", T + "dlp-html-twin.test.mjs"],
     "writer": [T + "writer-edges.test.mjs", T + "writer-damage.test.mjs", T + "writer-lock-protocol.test.mjs",
-               T + "writer-format-kat.test.mjs", T + "writer-checkpoint.test.mjs"],
+               T + "writer-format-kat.test.mjs", T + "writer-checkpoint.test.mjs",
+               T + "writer-tail.test.mjs"],
     "tap-core": [T + "tap-failclosed.test.mjs"],
 }
 MODULES = {_f: (_g, _tests + NEW_TESTS[_g]) for _f, (_g, _tests) in MODULES.items()}
