@@ -65,7 +65,7 @@ NEW_TESTS = {
             T + "dlp-alerts-edges.test.mjs", T + "dlp-html-twin.test.mjs"],
     "writer": [T + "writer-edges.test.mjs", T + "writer-damage.test.mjs", T + "writer-lock-protocol.test.mjs",
                T + "writer-format-kat.test.mjs", T + "writer-checkpoint.test.mjs",
-               T + "writer-tail.test.mjs"],
+               T + "writer-tail.test.mjs", T + "writer-autoseal.test.mjs"],
     "tap-core": [T + "tap-failclosed.test.mjs"],
 }
 MODULES = {_f: (_g, _tests + NEW_TESTS[_g]) for _f, (_g, _tests) in MODULES.items()}
