@@ -72,6 +72,18 @@ test("random parts use every digit value in every position: ULIDs (base 32) and 
   saltDigits.forEach((d, k) => assert.equal(d.size, 16, `salt digit ${k}`));
 });
 
+test("ids alone and salts alone across many pool refills: every one well-formed and distinct", async () => {
+  // 10 bytes per id and 16 per salt do not divide the 4 KiB pool: some id and some salt straddle its end
+  const { newId, newSalt, ULID_RE } = await fresh("pool");
+  const ids = Array.from({ length: 1500 }, (_, i) => newId(2e12 + i));
+  assert.ok(ids.every((id) => ULID_RE.test(id)), ids.find((id) => !ULID_RE.test(id)));
+  assert.equal(new Set(ids.map((id) => id.slice(10))).size, ids.length);
+  newId(3e12); // 6 bytes: the salts below start off the pool's 16-byte grid
+  const salts = Array.from({ length: 1500 }, () => newSalt());
+  assert.ok(salts.every((s) => /^[0-9a-f]{32}$/.test(s)));
+  assert.equal(new Set(salts).size, salts.length);
+});
+
 test("timestamps in normal form: real instants are kept as they are; what Date.parse would roll over is refused",
   async () => {
     const { normalizeTs } = await fresh("ts");
