@@ -71,6 +71,11 @@ test("a live holder is waited for: a record with its start time, an old-format r
       assert.equal(readFileSync(lock, "latin1"), rec, "a live holder's lock is left alone");
       assert.ok(!existsSync(lock + ".want"), "the waiter that gave up took its .want back");
     }
+    // pid 1 (init of this pid namespace: always running) is a pid like any other, even in an old, aged lock file
+    writeFileSync(lock, "1\n");
+    ago(lock, 2500);
+    await refused(lock);
+    assert.equal(readFileSync(lock, "latin1"), "1\n");
     // this process's pid with another start time is a former process with the same pid: dead, broken at once
     writeFileSync(lock, `${process.pid} ${Number(own) + 1}\n`);
     assert.equal(await got(lock), `${process.pid} ${own}\n`);
