@@ -162,3 +162,22 @@ test("a partition path broken after a good call: the check is cached for 1 s onl
     await s.done();
   }
 });
+
+test("an append that failed with the partition path intact (the day file is a directory): the next call is refused",
+  async () => {
+    const s = await setup({});
+    try {
+      const d = new Date();
+      const dayFile = join(s.root, "raw", "telegram", "chats", String(CHAT), String(d.getUTCFullYear()),
+        String(d.getUTCMonth() + 1).padStart(2, "0"), `${String(d.getUTCDate()).padStart(2, "0")}.jsonl`);
+      mkdirSync(dayFile, { recursive: true }); // the yyyy/mm chain is fine; the append itself fails (EISDIR)
+      await s.bot.api.sendMessage(CHAT, "first"); // went out; its message:sent cannot be written
+      await s.tap.flush();
+      assert.equal(s.tg.requests.length, 1);
+      assert.ok(s.tap.degraded, "the failed append leaves the tap degraded");
+      assert.ok(s.stderr.some((l) => l.includes("cannot append message:sent")), s.stderr.join("\n"));
+      await assert.rejects(s.bot.api.sendMessage(CHAT, "second"), /event log cannot be written/);
+      assert.equal(s.tg.requests.length, 1, "nothing leaves that the log cannot record");
+      assert.ok(s.stderr.some((l) => /refused: event log unusable: EISDIR/.test(l)), s.stderr.join("\n"));
+    } finally { await s.done(); }
+  });
