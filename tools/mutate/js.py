@@ -6,11 +6,12 @@
 Mutants come from tools/mutate/js_mutants.mjs (acorn, pinned in eventlog/toolchain.py; the operators are listed
 there), plus the named mutants of tools/mutate/js_named.json (the ones issue 15 asks to see killed). Each mutant is
 applied alone to a private copy of eventlog/ + tests/vectors/ (one copy per worker, in a temp dir; the repo is never
-touched), and only the node:test files relevant to its module run, fastest killers first, one process per file
+touched), and only the node:test files relevant to its module run — of those, only the files whose clean run executed
+the mutated code (V8 block coverage per file, child processes included) — fastest killers first, one process per file
 (--test-isolation=none inside it) with a reporter that stops at the first failing test; the first failing file ends
-the mutant. A mutant is killed when a test fails or the run exceeds its timeout (3x the clean run + 10 s); it survives
-when every test passes. A mutant on code that no test executes (V8 block coverage of the clean run) is reported as
-"no coverage" without running — it counts as surviving. Stdlib only. Prints per-module scores at the end (before =
+the mutant. A mutant is killed when a test fails or the run exceeds its timeout (per file 3x its clean run + 10 s, in
+all 3x the list's clean run + 10 s); it survives when every test passes. A mutant on code that no test executes is
+reported as "no coverage" without running — it counts as surviving. Stdlib only. Prints per-module scores at the end (before =
 without the NEW_TESTS files, which run last; now = with them) and writes the JSON report (every mutant, its status and
 the test that killed it). Exit 1 if a named mutant survives, 2 if the clean run fails or acorn is missing.
 """
@@ -39,7 +40,8 @@ T = "test/"
 # module -> (group, test files in the order they are tried)
 DLP_TESTS = [T + "dlp-validators-kat.test.mjs", T + "dlp-alerts.test.mjs", T + "dlp.test.mjs", T + "tap.test.mjs",
              T + "dlp-allowlist.test.mjs"]
-WRITER_TESTS = [T + "writer.test.mjs", T + "writer-lease.test.mjs", T + "tap.test.mjs"]
+WRITER_TESTS = [T + "writer.test.mjs", T + "writer-lease.test.mjs", T + "tap.test.mjs", T + "writer-head.test.mjs",
+                T + "writer-lock-symlink.test.mjs"]
 MODULES = {
     "dlp-validators.mjs": ("dlp", DLP_TESTS),
     "dlp.mjs": ("dlp", [T + "dlp.test.mjs"] + [t for t in DLP_TESTS if not t.endswith("/dlp.test.mjs")]),
@@ -49,18 +51,21 @@ MODULES = {
     "writer.mjs": ("writer", WRITER_TESTS),
     "writer-format.mjs": ("writer", WRITER_TESTS),
     "writer-commit.mjs": ("writer", WRITER_TESTS),
-    "writer-head.mjs": ("writer", WRITER_TESTS),
+    "writer-head.mjs": ("writer", [T + "writer-head.test.mjs"] + [t for t in WRITER_TESTS if "writer-head" not in t]),
     "writer-io.mjs": ("writer", WRITER_TESTS),
     "writer-seal.mjs": ("writer", WRITER_TESTS),
-    "writer-lock.mjs": ("writer", [T + "writer-lease.test.mjs", T + "writer.test.mjs", T + "tap.test.mjs"]),
-    "tap-core.mjs": ("tap-core", [T + "tap.test.mjs"]),
+    "writer-lock.mjs": ("writer", [T + "writer-lock-symlink.test.mjs", T + "writer-lease.test.mjs", T + "writer.test.mjs",
+                                   T + "tap.test.mjs", T + "writer-head.test.mjs"]),
+    "tap-core.mjs": ("tap-core", [T + "tap.test.mjs", T + "tap-release.test.mjs"]),
 }
 # Test files written for issue 15 item 1 (to kill survivors). They run LAST for each module, so a mutant whose first
 # failing file is one of them survived the suite as it was before: one run gives the score before and after them.
 NEW_TESTS = {
     "dlp": [T + "dlp-validators-edges.test.mjs", T + "dlp-github-crc.test.mjs", T + "dlp-offsets.test.mjs",
             T + "dlp-alerts-edges.test.mjs", T + "dlp-html-twin.test.mjs"],
-    "writer": [T + "writer-edges.test.mjs", T + "writer-damage.test.mjs"],
+    "writer": [T + "writer-edges.test.mjs", T + "writer-damage.test.mjs", T + "writer-lock-protocol.test.mjs",
+               T + "writer-format-kat.test.mjs", T + "writer-checkpoint.test.mjs",
+               T + "writer-tail.test.mjs", T + "writer-autoseal.test.mjs"],
     "tap-core": [T + "tap-failclosed.test.mjs"],
 }
 MODULES = {_f: (_g, _tests + NEW_TESTS[_g]) for _f, (_g, _tests) in MODULES.items()}
@@ -70,14 +75,23 @@ def node_cmd(node: str, tests: list[str]) -> list[str]:
     return [node, "--test", "--test-isolation=none", f"--test-reporter={HERE / 'bail-reporter.mjs'}", *tests]
 
 
-def run_tests(node: str, cwd: Path, tests: list[str], timeout: float, env: dict) -> tuple[str, str, float]:
-    """Run the test files one process each, in order, until one fails: ('pass'|'fail'|'timeout', line, seconds)."""
+def run_tests(node: str, cwd: Path, tests: list[str], timeout: float, env: dict,
+              file_limits: list[float] | None = None, times: list[float] | None = None,
+              cov_base: Path | None = None) -> tuple[str, str, float]:
+    """Run the test files one process each, in order, until one fails: ('pass'|'fail'|'timeout', line, seconds).
+    file_limits: a time limit per file (a hung mutant is stopped in the file where it hangs, not after the whole list's
+    budget); times: filled with each file's seconds (the clean run); cov_base: V8 coverage of file k (and of the
+    processes it spawns) goes to cov_base/k."""
     t0 = time.monotonic()
-    for t in tests:
-        p = subprocess.Popen(node_cmd(node, [t]), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    for k, t in enumerate(tests):
+        f0 = time.monotonic()
+        left = timeout - (f0 - t0)
+        limit = min(left, file_limits[k]) if file_limits else left
+        fenv = env if cov_base is None else dict(env, NODE_V8_COVERAGE=str(cov_base / str(k)))
+        p = subprocess.Popen(node_cmd(node, [t]), cwd=cwd, env=fenv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              text=True, start_new_session=True)
         try:
-            out, _ = p.communicate(timeout=max(1.0, timeout - (time.monotonic() - t0)))
+            out, _ = p.communicate(timeout=max(1.0, limit))
             status = "pass" if p.returncode == 0 and "PASS" in out else "fail"
         except subprocess.TimeoutExpired:
             status, out = "timeout", f"TIMEOUT {t}"
@@ -87,6 +101,8 @@ def run_tests(node: str, cwd: Path, tests: list[str], timeout: float, env: dict)
             except ProcessLookupError:
                 pass
             p.wait()
+        if times is not None:
+            times.append(time.monotonic() - f0)
         if status != "pass":
             line = next((ln for ln in out.splitlines() if ln.startswith(("FAIL", "TIMEOUT"))),
                         f"FAIL {t} :: exit {p.returncode} " + out.strip()[:150])
@@ -108,7 +124,7 @@ def covered_offsets(cov_dir: Path, rt: Path) -> dict[str, list[list[tuple[int, i
             url = script.get("url", "")
             if not url.startswith("file://"):
                 continue
-            p = Path(url[7:])
+            p = Path(url[7:].split("?")[0])  # a test may import a private instance: writer-format.mjs?kat=…
             if p.parent != rt or p.name not in MODULES:
                 continue
             ranges.setdefault(p.name, []).append([(r["startOffset"], r["endOffset"], r["count"])
@@ -128,6 +144,11 @@ def executed(per_process: list[list[tuple[int, int, int]]], start: int, end: int
         if best is None or best[2] > 0:
             return True
     return False
+
+
+def ran(per_process: list[list[tuple[int, int, int]]], start: int, end: int) -> bool:
+    """This test file executed [start, end) in some process (no data: the module was never loaded — it did not)."""
+    return bool(per_process) and executed(per_process, start, end)
 
 
 def generate(node: str, rt: Path, files: list[str]) -> list[dict]:
@@ -201,19 +222,26 @@ def main(argv: list[str] | None = None) -> int:
                        and (not lines or (m["file"], m["line"]) in lines or m["op"] == "named")]
         # clean runs: every group must pass as it is (else nothing can be judged), timed, with block coverage
         base: dict[tuple[str, ...], float] = {}
+        limits: dict[tuple[str, ...], list[float]] = {}  # per file: 3x its clean run + 10 s
         cov: dict[str, list] = {}
+        # per test list, per file: which code that file ran (a mutant runs only the files that execute it)
+        per_file: dict[tuple[str, ...], list[dict[str, list]]] = {}
         for f in files:
             tests = tuple(MODULES[f][1])
             if tests in base:
                 continue
             cov_dir = tmp / f"cov{len(base)}"
-            st, line, secs = run_tests(node, rts[0], list(tests), 600, dict(env, NODE_V8_COVERAGE=str(cov_dir)))
+            times: list[float] = []
+            st, line, secs = run_tests(node, rts[0], list(tests), 600, env, times=times, cov_base=cov_dir)
             if st != "pass":
                 print(f"mutate-js: the clean run of {' '.join(tests)} does not pass: {line}", file=sys.stderr)
                 return 2
             base[tests] = secs
-            for name, r in covered_offsets(cov_dir, rts[0]).items():
-                cov.setdefault(name, []).extend(r)
+            limits[tests] = [3 * x + 10 for x in times]
+            per_file[tests] = [covered_offsets(cov_dir / str(k), rts[0]) for k in range(len(tests))]
+            for by_name in per_file[tests]:
+                for name, r in by_name.items():
+                    cov.setdefault(name, []).extend(r)
         print(f"mutate-js: {len(mutants)} mutants over {len(files)} modules, {a.jobs} jobs; clean runs: "
               + ", ".join(f"{len(t)} files {s:.1f}s" for t, s in base.items()), flush=True)
         todo: queue.Queue = queue.Queue()
@@ -241,9 +269,12 @@ def main(argv: list[str] | None = None) -> int:
                 path = rt / m["file"]
                 orig = path.read_text()
                 path.write_text(orig[:m["start"]] + m["repl"] + orig[m["end"]:])
-                tests = MODULES[m["file"]][1]
+                key = tuple(MODULES[m["file"]][1])
+                pick = [k for k, by_name in enumerate(per_file[key])
+                        if m["op"] == "named" or ran(by_name.get(m["file"], []), m.get("cs", m["start"]), m.get("ce", m["end"]))]
+                tests = [key[k] for k in pick]
                 try:
-                    st, line, secs = run_tests(node, rt, tests, 3 * base[tuple(tests)] + 10, env)
+                    st, line, secs = run_tests(node, rt, tests, 3 * base[key] + 10, env, [limits[key][k] for k in pick])
                 finally:
                     path.write_text(orig)
                 m["status"] = {"pass": "survived", "fail": "killed", "timeout": "timeout"}[st]

@@ -127,3 +127,57 @@ test("the day's month directory is a file: refused before anything leaves (the p
     assert.ok(s.stderr.some((l) => l.includes("is not a directory")));
   } finally { await s.done(); }
 });
+
+test("a file higher up the partition path (raw/telegram/chats): refused before anything leaves, with a working scanner",
+  async () => {
+    const s = await setup({});
+    try {
+      mkdirSync(join(s.root, "raw", "telegram"), { recursive: true });
+      writeFileSync(join(s.root, "raw", "telegram", "chats"), "not a directory");
+      await assert.rejects(s.bot.api.sendMessage(CHAT, "hello"), /event log cannot be written/);
+      assert.equal(s.tg.requests.length, 0);
+      assert.ok(s.stderr.some((l) => l.includes(`sendMessage to chat ${CHAT} refused`)), s.stderr.join("\n"));
+    } finally { await s.done(); }
+  });
+
+test("a partition path broken after a good call: the check is cached for 1 s only, then refuses again", async () => {
+  const s = await setup({});
+  const realNow = Date.now;
+  try {
+    await s.bot.api.sendMessage(CHAT, "first");
+    await s.tap.flush();
+    assert.equal(s.tg.requests.length, 1);
+    // the month directory replaced by a file: the next check (after the 1 s cache) must see it
+    const d = new Date();
+    const month = join(s.root, "raw", "telegram", "chats", String(CHAT), String(d.getUTCFullYear()),
+      String(d.getUTCMonth() + 1).padStart(2, "0"));
+    rmSync(month, { recursive: true, force: true });
+    writeFileSync(month, "not a directory");
+    const shift = 1500; // the clock moves on instead of the test sleeping
+    Date.now = () => realNow() + shift;
+    await assert.rejects(s.bot.api.sendMessage(CHAT, "second"), /event log cannot be written/);
+    assert.equal(s.tg.requests.length, 1, "the second call never left");
+  } finally {
+    Date.now = realNow;
+    await s.done();
+  }
+});
+
+test("an append that failed with the partition path intact (the day file is a directory): the next call is refused",
+  async () => {
+    const s = await setup({});
+    try {
+      const d = new Date();
+      const dayFile = join(s.root, "raw", "telegram", "chats", String(CHAT), String(d.getUTCFullYear()),
+        String(d.getUTCMonth() + 1).padStart(2, "0"), `${String(d.getUTCDate()).padStart(2, "0")}.jsonl`);
+      mkdirSync(dayFile, { recursive: true }); // the yyyy/mm chain is fine; the append itself fails (EISDIR)
+      await s.bot.api.sendMessage(CHAT, "first"); // went out; its message:sent cannot be written
+      await s.tap.flush();
+      assert.equal(s.tg.requests.length, 1);
+      assert.ok(s.tap.degraded, "the failed append leaves the tap degraded");
+      assert.ok(s.stderr.some((l) => l.includes("cannot append message:sent")), s.stderr.join("\n"));
+      await assert.rejects(s.bot.api.sendMessage(CHAT, "second"), /event log cannot be written/);
+      assert.equal(s.tg.requests.length, 1, "nothing leaves that the log cannot record");
+      assert.ok(s.stderr.some((l) => /refused: event log unusable: EISDIR/.test(l)), s.stderr.join("\n"));
+    } finally { await s.done(); }
+  });

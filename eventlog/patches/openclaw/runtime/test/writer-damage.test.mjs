@@ -161,7 +161,8 @@ test("two writers creating the same day file at once: one file, every line once,
   assert.deepEqual([...texts].sort(), [0, 1, 2, 3, 4, 5, 6, 7].flatMap((i) => [`a${i}`, `b${i}`]).sort());
   assert.equal(JSON.parse(readLines(join(root, rel))[0]).prev, genesis(rel));
   chainOk(root, rel);
-  assert.deepEqual(readdirSync(dirname(join(root, rel))), ["30.jsonl"]); // no torn tails, no lock left after close
+  // no torn tails; a's lease (idle 200 ms) may still hold the lock here, depending on which writer appended last
+  assert.deepEqual(readdirSync(dirname(join(root, rel))).filter((n) => !/\.(lock|want)$/.test(n)), ["30.jsonl"]);
   await a.close();
   await b.close();
   assert.deepEqual(readdirSync(dirname(join(root, rel))), ["30.jsonl"]);
