@@ -24,7 +24,7 @@ def scanner() -> Scanner:
     ("card 4111 <a href='https://t.example/?LEAKED-REF'>1111 1111</a> 1111 ok", "card [REDACTED:payment-card]<a></a> ok"),
     # opened inside the span, closed after it: the opening tag is kept, the closing one follows the redaction
     ("card 4111 1111 <i>1111 1111</i> ok", "card [REDACTED:payment-card]<i></i> ok"),
-])
+], ids=["bare", "href-double-quoted", "href-single-quoted", "closed-after"])
 def test_tags_inside_a_redacted_span_are_kept_bare(scanner: Scanner, text: str, expected: str) -> None:
     found = scanner.scan(text, html=True).findings
     assert [(f.rule, text[f.start:f.end].replace(" ", "")[:4]) for f in found] == [("payment-card", "4111")]
@@ -42,7 +42,7 @@ def test_tags_inside_a_redacted_span_are_kept_bare(scanner: Scanner, text: str, 
     ("hello <b><i>sk-ant-api03-Zq9", "hello <b><i></i></b>"),
     # an element closed before the cut needs no closer; the one still open does
     ("a <b>b <i>c</i> <u>4111 11", "a <b>b <i>c</i> <u></u></b>"),
-])
+], ids=["after-a-tag", "two-open", "one-closed-before"])
 def test_a_cut_preview_closes_the_elements_open_at_the_cut(scanner: Scanner, text: str, expected: str) -> None:
     out = scanner.filter(text, html=True, preview=True)
     assert out["text"] == expected

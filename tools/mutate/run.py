@@ -6,7 +6,10 @@ mutants, kills and survivors and the score = killed / (all mutants that ran or h
 test reaches counts as a survivor. Timeouts count as killed (the mutant hung the tests). Exit 0 when the run completed,
 whatever the score (the scores are recorded in docs/mutation.md, not gated here); exit 1 when mutmut failed.
 
-    tools/mutate/run.py [--keep] [--jobs N] [--survivors] [--json PATH]
+    tools/mutate/run.py [--keep] [--jobs N] [--survivors] [--json PATH] [MUTANT-PATTERN ...]
+
+With patterns (mutmut's mutant names, e.g. "eventlog.dlp.htmltext*"), only those mutants run (again); with --keep the
+other modules keep their cached results.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ SURVIVED = {0: "survived", 5: "no tests", 33: "no tests"}
 
 def classify(code: int | None) -> str:
     if code in KILLED:
-        return "killed"
+        return KILLED[code]
     if code in SURVIVED:
         return SURVIVED[code]
     if code is None:
@@ -50,10 +53,12 @@ def summarise(results: dict[str, dict[str, int | None]]) -> list[dict]:
     rows = []
     for module, codes in results.items():
         kinds = [classify(c) for c in codes.values()]
-        n = {k: kinds.count(k) for k in ("killed", "survived", "no tests", "suspicious", "not checked", "skipped")}
-        scored = n["killed"] + n["survived"] + n["no tests"]
+        n = {k: kinds.count(k) for k in ("killed", "timeout", "survived", "no tests", "suspicious", "not checked",
+                                         "skipped")}
+        killed = n["killed"] + n["timeout"]
+        scored = killed + n["survived"] + n["no tests"]
         rows.append({"module": module, "mutants": len(kinds), **n,
-                     "score": round(n["killed"] / scored, 3) if scored else None,
+                     "score": round(killed / scored, 3) if scored else None,
                      "survivors": sorted(k for k, c in codes.items() if classify(c) in ("survived", "no tests"))})
     return rows
 
@@ -69,6 +74,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel mutant workers (default: cores)")
     ap.add_argument("--survivors", action="store_true", help="print the diff of every survivor")
     ap.add_argument("--json", type=Path, help="write the per-module summary here")
+    ap.add_argument("patterns", nargs="*", help="run only these mutants (mutmut name patterns)")
     a = ap.parse_args()
     mutants = REPO / "mutants"
     if not a.keep and mutants.exists():
@@ -76,7 +82,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="mutate-py-"))  # pytest's tmp dirs of the workers, away from everyone else's
     env = {**os.environ, "TMPDIR": str(tmp)}
     t0, c0 = time.monotonic(), os.times()
-    p = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(a.jobs)], cwd=REPO, env=env)
+    p = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(a.jobs), *a.patterns], cwd=REPO,
+                       env=env)
     wall, c1 = time.monotonic() - t0, os.times()
     shutil.rmtree(tmp, ignore_errors=True)
     cpu = (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system)
@@ -89,12 +96,15 @@ def main() -> int:
             for name in r["survivors"]:
                 print(f"\n## {name}\n{show(name)}")
     print(f"\nmutate-py: {wall / 60:.1f} min wall, {cpu / 60:.1f} min CPU, {a.jobs} workers")
-    print(f"{'module':<28} {'mutants':>7} {'killed':>6} {'survived':>8} {'no tests':>8} {'other':>5}  score")
+    # timeouts count as killed and are shown apart: a run slower than its stats run (a loaded machine) can time out a
+    # mutant that only made the tests slower
+    print(f"{'module':<28} {'mutants':>7} {'killed':>6} {'timeout':>7} {'survived':>8} {'no tests':>8} {'other':>5}"
+          "  score")
     for r in rows:
         other = r["suspicious"] + r["not checked"] + r["skipped"]
         score = "-" if r["score"] is None else f"{r['score']:.3f}"
-        print(f"{r['module']:<28} {r['mutants']:>7} {r['killed']:>6} {r['survived']:>8} {r['no tests']:>8} "
-              f"{other:>5}  {score}")
+        print(f"{r['module']:<28} {r['mutants']:>7} {r['killed']:>6} {r['timeout']:>7} {r['survived']:>8} "
+              f"{r['no tests']:>8} {other:>5}  {score}")
     if a.json:
         a.json.write_text(json.dumps({"wall_s": round(wall), "cpu_s": round(cpu), "jobs": a.jobs, "modules": rows},
                                      indent=1) + "\n")
