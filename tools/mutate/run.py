@@ -6,10 +6,7 @@ mutants, kills and survivors and the score = killed / (all mutants that ran or h
 test reaches counts as a survivor. Timeouts count as killed (the mutant hung the tests). Exit 0 when the run completed,
 whatever the score (the scores are recorded in docs/mutation.md, not gated here); exit 1 when mutmut failed.
 
-    tools/mutate/run.py [--keep] [--jobs N] [--survivors] [--json PATH] [MUTANT-PATTERN ...]
-
-With patterns (mutmut's mutant names, e.g. "eventlog.dlp.htmltext*"), only those mutants run (again); with --keep the
-other modules keep their cached results.
+    tools/mutate/run.py [--keep] [--jobs N] [--survivors] [--json PATH]
 """
 from __future__ import annotations
 
@@ -74,7 +71,6 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel mutant workers (default: cores)")
     ap.add_argument("--survivors", action="store_true", help="print the diff of every survivor")
     ap.add_argument("--json", type=Path, help="write the per-module summary here")
-    ap.add_argument("patterns", nargs="*", help="run only these mutants (mutmut name patterns)")
     a = ap.parse_args()
     mutants = REPO / "mutants"
     if not a.keep and mutants.exists():
@@ -82,8 +78,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="mutate-py-"))  # pytest's tmp dirs of the workers, away from everyone else's
     env = {**os.environ, "TMPDIR": str(tmp)}
     t0, c0 = time.monotonic(), os.times()
-    p = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(a.jobs), *a.patterns], cwd=REPO,
-                       env=env)
+    p = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(a.jobs)], cwd=REPO, env=env)
     wall, c1 = time.monotonic() - t0, os.times()
     shutil.rmtree(tmp, ignore_errors=True)
     cpu = (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system)
