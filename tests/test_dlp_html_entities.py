@@ -29,3 +29,14 @@ def test_numeric_references_decode_only_to_scalar_values(ref: str, decoded: str 
     assert vis.text == f"a{decoded if decoded is not None else ref}b"
     # the character after the reference still maps to its own place in the payload
     assert vis.start(len(vis.text) - 1) == len(text) - 1
+
+
+def test_a_secret_in_the_text_that_starts_and_ends_with_a_reference_covers_both() -> None:
+    """In the visible text (not an attribute): the raw span of a password whose first and last characters are written
+    as `&#53;` (the digit 5) runs from the first `&` to the last `;` — what gets redacted."""
+    from eventlog.dlp.engine import Scanner
+    from eventlog.dlp.rules import load_rules
+
+    text = "clone https://bob:&#53;YhXWb%kMvic&#53;@git.example.org/r.git now"
+    found = Scanner(load_rules(), b"k" * 32).scan(text, html=True).findings
+    assert [(f.rule, text[f.start:f.end]) for f in found] == [("url-credentials", "&#53;YhXWb%kMvic&#53;")]
