@@ -40,3 +40,13 @@ def test_a_secret_in_the_text_that_starts_and_ends_with_a_reference_covers_both(
     text = "clone https://bob:&#53;YhXWb%kMvic&#53;@git.example.org/r.git now"
     found = Scanner(load_rules(), b"k" * 32).scan(text, html=True).findings
     assert [(f.rule, text[f.start:f.end]) for f in found] == [("url-credentials", "&#53;YhXWb%kMvic&#53;")]
+
+
+def test_a_secret_in_the_text_that_ends_with_a_bare_ampersand_ends_after_it() -> None:
+    """A bare `&` (no reference follows) is a character of the text: a password ending in one ends right after it."""
+    from eventlog.dlp.engine import Scanner
+    from eventlog.dlp.rules import load_rules
+
+    text = "clone https://bob:5YhXWb%kMvic5&@git.example.org/r.git now"
+    found = Scanner(load_rules(), b"k" * 32).scan(text, html=True).findings
+    assert [(f.rule, text[f.start:f.end]) for f in found] == [("url-credentials", "5YhXWb%kMvic5&")]
