@@ -64,3 +64,12 @@ def test_a_secret_that_ends_the_attribute_value_ends_there(scanner):
     found = scanner.scan(text, html=True).findings
     assert [(f.rule, text[f.start:f.end], f.fingerprint) for f in found] == [
         ("password-assignment", "Xk9#mQ2vL7", plain[0].fingerprint)]
+
+
+@pytest.mark.parametrize("quote", ['"', "'", ""], ids=["double-quoted", "single-quoted", "unquoted"])
+def test_a_password_in_an_href_is_found_however_the_value_is_quoted(scanner, quote):
+    """HTML allows attribute values in double quotes, single quotes or none; each is scanned."""
+    text = f"<a href={quote}https://bob:{PLAIN_PW}@git.example.org/r.git{quote}>repo</a>"
+    f = only(scanner, text, html=True)
+    start = text.index("bob:") + 4
+    assert (f.start, f.end) == (start, start + len(PLAIN_PW))

@@ -83,6 +83,7 @@ def test_prefilter_selects_exactly_the_rules_with_a_keyword() -> None:
         low = t.lower()
         sel, starts = pf.scan(low)
         assert sel == definition(kw, low), t
+        assert pf.select(low) == sel  # select() is the selection half of scan()
         for i in pf.tracked & sel:
             assert sorted(starts.get(i, ())) == _occurrences(low, RULES.rules[i].keywords), (RULES.rules[i].id, t)
         selected += len(sel)

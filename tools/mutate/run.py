@@ -28,7 +28,7 @@ SURVIVED = {0: "survived", 5: "no tests", 33: "no tests"}
 
 def classify(code: int | None) -> str:
     if code in KILLED:
-        return "killed"
+        return KILLED[code]
     if code in SURVIVED:
         return SURVIVED[code]
     if code is None:
@@ -50,10 +50,12 @@ def summarise(results: dict[str, dict[str, int | None]]) -> list[dict]:
     rows = []
     for module, codes in results.items():
         kinds = [classify(c) for c in codes.values()]
-        n = {k: kinds.count(k) for k in ("killed", "survived", "no tests", "suspicious", "not checked", "skipped")}
-        scored = n["killed"] + n["survived"] + n["no tests"]
+        n = {k: kinds.count(k) for k in ("killed", "timeout", "survived", "no tests", "suspicious", "not checked",
+                                         "skipped")}
+        killed = n["killed"] + n["timeout"]
+        scored = killed + n["survived"] + n["no tests"]
         rows.append({"module": module, "mutants": len(kinds), **n,
-                     "score": round(n["killed"] / scored, 3) if scored else None,
+                     "score": round(killed / scored, 3) if scored else None,
                      "survivors": sorted(k for k, c in codes.items() if classify(c) in ("survived", "no tests"))})
     return rows
 
@@ -89,12 +91,15 @@ def main() -> int:
             for name in r["survivors"]:
                 print(f"\n## {name}\n{show(name)}")
     print(f"\nmutate-py: {wall / 60:.1f} min wall, {cpu / 60:.1f} min CPU, {a.jobs} workers")
-    print(f"{'module':<28} {'mutants':>7} {'killed':>6} {'survived':>8} {'no tests':>8} {'other':>5}  score")
+    # timeouts count as killed and are shown apart: a run slower than its stats run (a loaded machine) can time out a
+    # mutant that only made the tests slower
+    print(f"{'module':<28} {'mutants':>7} {'killed':>6} {'timeout':>7} {'survived':>8} {'no tests':>8} {'other':>5}"
+          "  score")
     for r in rows:
         other = r["suspicious"] + r["not checked"] + r["skipped"]
         score = "-" if r["score"] is None else f"{r['score']:.3f}"
-        print(f"{r['module']:<28} {r['mutants']:>7} {r['killed']:>6} {r['survived']:>8} {r['no tests']:>8} "
-              f"{other:>5}  {score}")
+        print(f"{r['module']:<28} {r['mutants']:>7} {r['killed']:>6} {r['timeout']:>7} {r['survived']:>8} "
+              f"{r['no tests']:>8} {other:>5}  {score}")
     if a.json:
         a.json.write_text(json.dumps({"wall_s": round(wall), "cpu_s": round(cpu), "jobs": a.jobs, "modules": rows},
                                      indent=1) + "\n")
