@@ -12,7 +12,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, writeFileSync, rmSync, mkdirSync, statSync } from "node:fs";
+import { mkdtempSync, writeFileSync, rmSync, mkdirSync, statSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,13 +39,21 @@ const ASTRAL = [
   `${M} https://deploy:S3cr${E}tPassw0rd@git.example.com/r.git ${E}`, `${E}${E} token=${GH}${GH} ${M}`,
   `<b>${E}</b> ${GH} <i>${M}${IBAN}</i>`, `${E}\uD800 ${GH} \uDC00${AWS}`, `İİ инн ${E} ${INN} İnn ${INN}`,
   `${E}${E}${E}${E} sk-ant-api03-${"Ab3".repeat(31)}AA`, `ИНН\uD83D ${INN}`,
+  // a masked secret that begins with astral characters (mask keeps its first code points, not units)
+  `https://u:${E}${M}${F}Passw0rd1@h.example/ ok`,
 ];
+// whole-word context: the letters at the ends of the ranges a-z, а-я, ё and the characters just outside them, right
+// before and right after the word
+for (const c of ["a", "z", "`", "{", "а", "я", "ё", "ж", "ѐ", "Я", "Ё", "1", "_"]) {
+  ASTRAL.push(`${c}inn ${INN}`, `inn${c} ${INN}`, `${c}инн ${INN}`, `инн${c} ${INN}`);
+}
 for (const n of [34, 35, 36, 37, 38]) ASTRAL.push(`инн ${E.repeat(n)} ${INN}`);
 for (const n of [17, 18, 19, 20]) ASTRAL.push(`visa ${E.repeat(n)}${M.repeat(n)}${CARD}`);
 for (const n of [33, 34, 35, 36]) ASTRAL.push(`${CARD} ${E.repeat(n)} card`, `${CARD}${M.repeat(n)}card.`);
 for (const n of [58, 59, 60, 61]) ASTRAL.push(`card${F.repeat(n / 2)}${"x".repeat(n % 2)} ${CARD}`);
-// a text longer than the prefilter's first lower-case buffer (4096 units), its secret at the end: no prefixes
-const LONG = `${"Съешь же ещё этих мягких французских булок ".repeat(90)}${E} password: Hunter42x! ${GH}`;
+// a text longer than the prefilter's first lower-case buffer (4096 units), its keyword and secret at the end: no
+// prefixes
+const LONG = `${"Съешь же ещё этих мягких французских булок ".repeat(100)}${E} password: Hunter42x! ${GH}`;
 
 // (b) a rule file with the shapes rules.json lacks (linted by the Python side, so portable by construction)
 const RULES = {
@@ -158,6 +166,8 @@ function agree(job, want) {
 
 test("astral text around secrets and context words: the JS and Python engines agree for every prefix", () => {
   assert.ok(agree(JOBS[0], py[0]) > 200);
+  assert.ok(LONG.length > 4096);
+  assert.equal(createScanner({ rules: real, key: KEYBUF }).scan(LONG).findings.length, 2);
   // the context-window inputs really straddle the window's edge: some are findings, some not (both engines)
   const s = createScanner({ rules: real, key: KEYBUF });
   const inn = [34, 35, 36, 37, 38].map((n) => s.scan(`инн ${E.repeat(n)} ${INN}`).findings.length);
@@ -240,4 +250,12 @@ test("refusals: bad arguments, an unknown validator, a rule file of another vers
   writeFileSync(join(r2, "dlp"), "not a directory");
   assert.throws(() => loadKey(r2), (e) => e.code === "ENOTDIR");
   assert.equal(statSync(join(r2, "dlp")).size, 15);
+  // a first use creates <root>/dlp (0700) holding only the key (0600, 32 bytes): no temporary file left behind
+  const r3 = join(DIR, "root3");
+  const k = loadKey(r3);
+  assert.equal(k.length, 32);
+  assert.equal(statSync(join(r3, "dlp")).mode & 0o777, 0o700);
+  assert.equal(statSync(join(r3, "dlp", "key")).mode & 0o777, 0o600);
+  assert.deepEqual(readdirSync(join(r3, "dlp")), ["key"]);
+  assert.deepEqual(loadKey(r3), k);
 });
