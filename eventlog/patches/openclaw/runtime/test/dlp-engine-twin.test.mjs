@@ -96,7 +96,7 @@ const CUSTOM = [
   "zz1234 azz1234 _zz1234 -zz1234 zz0000 ZZ1234", "QQ-abc xqq-abc qq-ABC Qq-aBc", "val=123 val val=12 xval=456",
   "HB_ABCDEF xHB_ABCDEF aHB_AB", "see HB_ABC", "aH", "YY12345 xYY12345 AYY12345 YY123", "x YY12", "xYY12", "AYY1",
   "WW12345 AWW12345 WW1", "AWW1", "AWW", "9W1", "STabcdef STtestxx STsample STqwerty", "ENaaaaaaaa ENabcdefgh",
-  "abcdef n:123456 wordn:123456 n:123456 word, n:654321 ёж", "xabc n:123456", "ab word n:111111 abcx",
+  "abcdef n:123456 wordn:123456 n:123456 word, n:654321 ёж", "xabc n:123456", "abd n:123456", "ab n:123456", "ab word n:111111 abcx",
   "m:1234 tail m:5678 tails m:4321 ..tail", "ok BLOCKME1 and zz1234", "foo=ab bar=cd FOO=ef xbar=gh foo= bar=ij",
   "barfoo=zz foo=ab", "OV123456OV 123OV OV999999", `${E}qq-abc ${M}HB_ABCDEF ${F}n:123456 abc`,
 ];
@@ -201,6 +201,8 @@ test("hand answers on the custom rules: defaults, boundaries, groups, anchors", 
   assert.deepEqual(spans("bar-foo=zz barfoo=yy FOO=ab"), [["anchored", "zz"], ["anchored", "ab"]]);
   assert.deepEqual(spans("STsample STqwerty ENaaaaaaaa"), [["stop", "STqwerty"]]);
   assert.deepEqual(spans("word n:123456 m:1234 tail"), [["ctx-both", "n:123456"], ["ctx-after", "m:1234"]]);
+  // the stem "abc*" is cut by its * only: "abd" and "ab" are not it, "abcd" is
+  assert.deepEqual(["abd n:123456", "ab n:123456", "abcd n:123456"].map((t) => spans(t).length), [0, 0, 1]);
   assert.equal(s.filter("ok BLOCKME1 zz1234").text, "[withheld by DLP: block-me]");
   // hold-back: own left "x" rules out only x; an empty left rules out nothing; the rule's left class for "WW"
   const held = (t) => s.scan(t, { preview: true }).holdBack;
