@@ -83,6 +83,10 @@ const RULES = {
       severity: "critical", action: "block" },
     { id: "anchored", description: "keyword-anchored, interleaved keywords", flags: "i", anchor: "keywords", group: 1,
       pattern: "(?:foo|bar)=([a-z]{2,})", keywords: ["foo", "bar"], severity: "high", action: "redact" },
+    { id: "ctx-one", description: "a context window of one code point", left: "", pattern: "p:[0-9]{4}",
+      keywords: ["p:"], context: { words: ["x"], before: 1 }, severity: "medium", action: "redact" },
+    { id: "hold-gt", description: "a hold-back whose body may hold a '>'", pattern: "GT[0-9]{6}", keywords: ["gt"],
+      severity: "high", action: "redact", holdback: { prefixes: ["GT"], chars: "0-9>" } },
     { id: "overlap-long", description: "overlaps the next", pattern: "OV[0-9]{6}", keywords: ["ov"],
       severity: "low", action: "redact" },
     { id: "overlap-short", description: "overlaps the previous", left: "", pattern: "[0-9]{3}OV", keywords: ["ov"],
@@ -98,7 +102,8 @@ const CUSTOM = [
   "WW12345 AWW12345 WW1", "AWW1", "AWW", "9W1", "STabcdef STtestxx STsample STqwerty", "ENaaaaaaaa ENabcdefgh",
   "abcdef n:123456 wordn:123456 n:123456 word, n:654321 ёж", "xabc n:123456", "abd n:123456", "ab n:123456", "ab word n:111111 abcx",
   "m:1234 tail m:5678 tails m:4321 ..tail", "ok BLOCKME1 and zz1234", "foo=ab bar=cd FOO=ef xbar=gh foo= bar=ij",
-  "barfoo=zz foo=ab", "OV123456OV 123OV OV999999", `${E}qq-abc ${M}HB_ABCDEF ${F}n:123456 abc`,
+  "barfoo=zz foo=ab", "OV123456OV 123OV OV999999", "zz1234qq-abc", "HH", "xHH", "xp:1234 x p:1234",
+  "<b x=GT12> <b x=GT123456>", `${E}qq-abc ${M}HB_ABCDEF ${F}n:123456 abc`,
 ];
 
 // (c) an allowlist holding the fingerprints of some findings of a text: they go, the rest (and what they overlapped)
@@ -206,6 +211,11 @@ test("hand answers on the custom rules: defaults, boundaries, groups, anchors", 
   assert.equal(s.filter("ok BLOCKME1 zz1234").text, "[withheld by DLP: block-me]");
   // hold-back: own left "x" rules out only x; an empty left rules out nothing; the rule's left class for "WW"
   const held = (t) => s.scan(t, { preview: true }).holdBack;
+  assert.deepEqual(s.scan("zz1234qq-abc").findings.map((f) => [f.start, f.end]), [[0, 6], [6, 12]]); // touching
+  assert.deepEqual(["xp:1234", "x p:1234"].map((t) => spans(t).length), [1, 0]);
+  assert.equal(held("HH"), 2);
+  // plain text is never parsed as HTML: a cut inside "<b …>" stays where it is, and no closing tag is added
+  assert.deepEqual(s.filter("<b x=GT12>", { preview: true }), { text: "<b x=", action: "pass", findings: [], held: 5 });
   assert.deepEqual(["x YY12", "xYY12", "AYY12", "aH", "AWW1", "9W1", "a WW1"].map(held), [4, 0, 4, 1, 0, 3, 3]);
   assert.deepEqual(s.rules, RULES.rules.map((r) => r.id));
 });
