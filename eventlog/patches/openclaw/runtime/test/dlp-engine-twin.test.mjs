@@ -87,12 +87,15 @@ const RULES = {
       keywords: ["p:"], context: { words: ["x"], before: 1 }, severity: "medium", action: "redact" },
     { id: "hold-gt", description: "a hold-back whose body may hold a '>'", pattern: "GT[0-9]{6}", keywords: ["gt"],
       severity: "high", action: "redact", holdback: { prefixes: ["GT"], chars: "0-9>" } },
+    { id: "astral-start", description: "a rejected match that starts with an astral character", left: "",
+      pattern: "[^ ]?q[0-9]{4}", keywords: ["q"], severity: "low", action: "redact" },
     { id: "overlap-long", description: "overlaps the next", pattern: "OV[0-9]{6}", keywords: ["ov"],
       severity: "low", action: "redact" },
     { id: "overlap-short", description: "overlaps the previous", left: "", pattern: "[0-9]{3}OV", keywords: ["ov"],
       severity: "low", action: "redact" },
   ],
-  examples: [{ value: "zz0000", rule: "no-flags", source: "test: a documented example is never a finding" }],
+  examples: [{ value: "zz0000", rule: "no-flags", source: "test: a documented example is never a finding" },
+    { value: "😀q1234", rule: "astral-start", source: "test: rejects a match that starts with an astral character" }],
 };
 const RULES_PATH = join(DIR, "rules.json");
 writeFileSync(RULES_PATH, JSON.stringify(RULES));
@@ -103,7 +106,7 @@ const CUSTOM = [
   "abcdef n:123456 wordn:123456 n:123456 word, n:654321 ёж", "xabc n:123456", "abd n:123456", "ab n:123456", "ab word n:111111 abcx",
   "m:1234 tail m:5678 tails m:4321 ..tail", "ok BLOCKME1 and zz1234", "foo=ab bar=cd FOO=ef xbar=gh foo= bar=ij",
   "barfoo=zz foo=ab", "OV123456OV 123OV OV999999", "zz1234qq-abc", "HH", "xHH", "xp:1234 x p:1234",
-  "<b x=GT12> <b x=GT123456>", `${E}qq-abc ${M}HB_ABCDEF ${F}n:123456 abc`,
+  "<b x=GT12> <b x=GT123456>", "😀q1234 a😀q1234 𝔘q1234", `${E}qq-abc ${M}HB_ABCDEF ${F}n:123456 abc`,
 ];
 
 // (c) an allowlist holding the fingerprints of some findings of a text: they go, the rest (and what they overlapped)
@@ -214,6 +217,8 @@ test("hand answers on the custom rules: defaults, boundaries, groups, anchors", 
   assert.deepEqual(s.scan("zz1234qq-abc").findings.map((f) => [f.start, f.end]), [[0, 6], [6, 12]]); // touching
   assert.deepEqual(["xp:1234", "x p:1234"].map((t) => spans(t).length), [1, 0]);
   assert.equal(held("HH"), 2);
+  // a match rejected at an astral character: the next try starts one code point (two units) on
+  assert.deepEqual(s.scan("😀q1234").findings.map((f) => [f.rule, f.start, f.end]), [["astral-start", 1, 6]]);
   // plain text is never parsed as HTML: a cut inside "<b …>" stays where it is, and no closing tag is added
   assert.deepEqual(s.filter("<b x=GT12>", { preview: true }), { text: "<b x=", action: "pass", findings: [], held: 5 });
   assert.deepEqual(["x YY12", "xYY12", "AYY12", "aH", "AWW1", "9W1", "a WW1"].map(held), [4, 0, 4, 1, 0, 3, 3]);
