@@ -60,7 +60,7 @@ MODULES = {
 NEW_TESTS = {
     "dlp": [T + "dlp-validators-edges.test.mjs", T + "dlp-github-crc.test.mjs", T + "dlp-offsets.test.mjs",
             T + "dlp-alerts-edges.test.mjs", T + "dlp-html-twin.test.mjs",
-            T + "dlp-engine-twin.test.mjs"],
+            T + "dlp-engine-twin.test.mjs", T + "dlp-validators-twin.test.mjs"],
     "writer": [T + "writer-edges.test.mjs", T + "writer-damage.test.mjs"],
     "tap-core": [T + "tap-failclosed.test.mjs"],
 }
