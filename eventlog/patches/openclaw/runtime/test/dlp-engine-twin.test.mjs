@@ -89,6 +89,10 @@ const RULES = {
       severity: "high", action: "redact", holdback: { prefixes: ["GT"], chars: "0-9>" } },
     { id: "astral-start", description: "a rejected match that starts with an astral character", left: "",
       pattern: "[^ ]?q[0-9]{4}", keywords: ["q"], severity: "low", action: "redact" },
+    { id: "hold-astral", description: "hold-back classes with a range of astral characters", pattern: "EM[0-9]{4}",
+      keywords: ["em"], severity: "high", action: "redact", holdback: { prefixes: ["EM"], chars: "0-9😀-🙏", left: "😀-🙏" } },
+    { id: "left-astral", description: "a left class of astral characters", pattern: "LA[0-9]{3}", left: "😀-🙏",
+      keywords: ["la"], severity: "low", action: "redact" },
     { id: "overlap-long", description: "overlaps the next", pattern: "OV[0-9]{6}", keywords: ["ov"],
       severity: "low", action: "redact" },
     { id: "overlap-short", description: "overlaps the previous", left: "", pattern: "[0-9]{3}OV", keywords: ["ov"],
@@ -106,7 +110,7 @@ const CUSTOM = [
   "abcdef n:123456 wordn:123456 n:123456 word, n:654321 ёж", "xabc n:123456", "abd n:123456", "ab n:123456", "ab word n:111111 abcx",
   "m:1234 tail m:5678 tails m:4321 ..tail", "ok BLOCKME1 and zz1234", "foo=ab bar=cd FOO=ef xbar=gh foo= bar=ij",
   "barfoo=zz foo=ab", "OV123456OV 123OV OV999999", "zz1234qq-abc", "HH", "xHH", "xp:1234 x p:1234",
-  "<b x=GT12> <b x=GT123456>", "😀q1234 a😀q1234 𝔘q1234", `${E}qq-abc ${M}HB_ABCDEF ${F}n:123456 abc`,
+  "<b x=GT12> <b x=GT123456>", "😀q1234 a😀q1234 𝔘q1234", "x EM1😀", "😀EM1", "🚀EM1", "😀LA123 xLA123 𝔘LA123 🙏LA123", `${E}qq-abc ${M}HB_ABCDEF ${F}n:123456 abc`,
 ];
 
 // (c) an allowlist holding the fingerprints of some findings of a text: they go, the rest (and what they overlapped)
@@ -202,7 +206,7 @@ test("an allowlist dropping some findings of a text: the JS and Python engines a
 
 test("hand answers on the custom rules: defaults, boundaries, groups, anchors", () => {
   const s = createScanner({ rules: custom, key: KEYBUF });
-  const spans = (t) => s.scan(t).findings.map((f) => [f.rule, t.slice(f.start, f.end)]);
+  const spans = (t) => s.scan(t).findings.map((f) => [f.rule, Array.from(t).slice(f.start, f.end).join("")]);
   assert.deepEqual(spans("zz1234 azz1234 -zz1234 zz0000 ZZ1234"), [["no-flags", "zz1234"], ["no-flags", "zz1234"]]);
   assert.deepEqual(spans("xqq-abc QQ-ABC"), [["ci-no-left", "qq-abc"], ["ci-no-left", "QQ-ABC"]]);
   assert.deepEqual(spans("val val=123"), [["optional-group", "123"]]);
@@ -217,6 +221,9 @@ test("hand answers on the custom rules: defaults, boundaries, groups, anchors", 
   assert.deepEqual(s.scan("zz1234qq-abc").findings.map((f) => [f.start, f.end]), [[0, 6], [6, 12]]); // touching
   assert.deepEqual(["xp:1234", "x p:1234"].map((t) => spans(t).length), [1, 0]);
   assert.equal(held("HH"), 2);
+  // astral hold-back classes: body characters and the left class counted per code point
+  assert.deepEqual(["x EM1😀", "😀EM1", "🚀EM1"].map(held), [4, 0, 3]);
+  assert.deepEqual(spans("😀LA123 xLA123 𝔘LA123 🙏LA123"), [["left-astral", "LA123"], ["left-astral", "LA123"]]);
   // a match rejected at an astral character: the next try starts one code point (two units) on
   assert.deepEqual(s.scan("😀q1234").findings.map((f) => [f.rule, f.start, f.end]), [["astral-start", 1, 6]]);
   // plain text is never parsed as HTML: a cut inside "<b …>" stays where it is, and no closing tag is added
