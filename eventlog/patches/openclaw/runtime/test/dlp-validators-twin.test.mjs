@@ -45,7 +45,9 @@ const WORDS = [`${E}${E}${E}${E}`, `${E}${E}${E}${E}${E}${E}${E}${E}`, `"${E}ðŸ˜
   "user:pa55Word", "user:", ":pa55Word", "deploy:Tr0ub4dor&3", "admin:S3cr3tPassw0rd", "alice:", "us:pw",
   "\"user\":'pa55Word'", "${U}:pw12345", "root:root", "user:password",
   "eyJhbGciOiJIUzI1NiJ9", "eyJ0eXAiOiJKV1QifQ", "eyJhbGciOiJub25lIn0.e30.", "e30", "WyJhbGciXQ", "eyJhbGciOiJIUzI1NiJ9x",
-  "ghp_" + "a".repeat(30) + "000000", "ab:cd", "a\uD800b\uDC00c1D", "\uD83D\uDE00\uD83D"];
+  "ghp_" + "a".repeat(30) + "000000", "ab:cd", "a\uD800b\uDC00c1D", "\uD83D\uDE00\uD83D",
+  // U+FFFF, the last BMP code point, then another character: not one repeated character
+  "\uFFFFa", "\uFFFF\uFFFF", "\uFFFFxY1z9", "u:\uFFFFab"];
 const ALL = [...CARDS, ...IBANS, ...NUMBERS, ...WORDS];
 const NAMES = Object.keys(VALIDATORS).sort();
 // each validator on the values its rule's pattern can hand it (the digit checks get digits, IBAN upper case and digits)
@@ -102,6 +104,8 @@ test("hand answers: lengths of the brands, uniform and one-kind values, quotes",
   // a value of one repeated character (astral too) is a placeholder, so never a URL password
   assert.equal(VALIDATORS.url_password(`${E}${E}${E}${E}`), false);
   assert.equal(VALIDATORS.url_password(`${E}${E}${E}x`), true);
+  assert.equal(VALIDATORS.url_password("\uFFFFa"), true);
+  assert.equal(VALIDATORS.url_password("\uFFFF\uFFFF"), false);
   // a quoted value of 8+ characters counts even with one kind of character; unquoted it needs two kinds
   assert.equal(VALIDATORS.credential("\"abcdefgh\""), true);
   assert.equal(VALIDATORS.credential("abcdefgh"), false);
