@@ -110,7 +110,8 @@ const CUSTOM = [
   "abcdef n:123456 wordn:123456 n:123456 word, n:654321 ёж", "xabc n:123456", "abd n:123456", "ab n:123456", "ab word n:111111 abcx",
   "m:1234 tail m:5678 tails m:4321 ..tail", "ok BLOCKME1 and zz1234", "foo=ab bar=cd FOO=ef xbar=gh foo= bar=ij",
   "barfoo=zz foo=ab", "OV123456OV 123OV OV999999", "zz1234qq-abc", "HH", "xHH", "xp:1234 x p:1234",
-  "<b x=GT12> <b x=GT123456>", "😀q1234 a😀q1234 𝔘q1234", "x EM1😀", "😀EM1", "🚀EM1", "😀LA123 xLA123 𝔘LA123 🙏LA123", `${E}qq-abc ${M}HB_ABCDEF ${F}n:123456 abc`,
+  "<b x=GT12> <b x=GT123456>", "😀q1234 a😀q1234 𝔘q1234", "x EM1😀", "😀EM1", "🚀EM1", "😀LA123 xLA123 𝔘LA123 🙏LA123",
+  "\uD800AYY12345 \uD800YY12345 \uDC00AYY1", `${E}qq-abc ${M}HB_ABCDEF ${F}n:123456 abc`,
 ];
 
 // (c) an allowlist holding the fingerprints of some findings of a text: they go, the rest (and what they overlapped)
@@ -224,6 +225,8 @@ test("hand answers on the custom rules: defaults, boundaries, groups, anchors", 
   // astral hold-back classes: body characters and the left class counted per code point
   assert.deepEqual(["x EM1😀", "😀EM1", "🚀EM1"].map(held), [4, 0, 3]);
   assert.deepEqual(spans("😀LA123 xLA123 𝔘LA123 🙏LA123"), [["left-astral", "LA123"], ["left-astral", "LA123"]]);
+  // after a lone high surrogate the character before the match is the one right before it, not the two
+  assert.deepEqual(spans("\uD800AYY12345 \uD800YY12345"), [["hold-own-left", "YY12345"]]);
   // a match rejected at an astral character: the next try starts one code point (two units) on
   assert.deepEqual(s.scan("😀q1234").findings.map((f) => [f.rule, f.start, f.end]), [["astral-start", 1, 6]]);
   // plain text is never parsed as HTML: a cut inside "<b …>" stays where it is, and no closing tag is added
