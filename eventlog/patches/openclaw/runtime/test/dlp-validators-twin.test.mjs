@@ -47,7 +47,9 @@ const WORDS = [`${E}${E}${E}${E}`, `${E}${E}${E}${E}${E}${E}${E}${E}`, `"${E}�
   "eyJhbGciOiJIUzI1NiJ9", "eyJ0eXAiOiJKV1QifQ", "eyJhbGciOiJub25lIn0.e30.", "e30", "WyJhbGciXQ", "eyJhbGciOiJIUzI1NiJ9x",
   "ghp_" + "a".repeat(30) + "000000", "ab:cd", "a\uD800b\uDC00c1D", "\uD83D\uDE00\uD83D",
   // U+FFFF, the last BMP code point, then another character: not one repeated character
-  "\uFFFFa", "\uFFFF\uFFFF", "\uFFFFxY1z9", "u:\uFFFFab"];
+  "\uFFFFa", "\uFFFF\uFFFF", "\uFFFFxY1z9", "u:\uFFFFab",
+  // U+10000, the first astral code point, repeated; a letter first and then only symbols
+  "\u{10000}\u{10000}\u{10000}\u{10000}", "a😀😁😂🤣😃", "\"a😀😁😂🤣😃🥲🙂\""];
 const ALL = [...CARDS, ...IBANS, ...NUMBERS, ...WORDS];
 const NAMES = Object.keys(VALIDATORS).sort();
 // each validator on the values its rule's pattern can hand it (the digit checks get digits, IBAN upper case and digits)
@@ -106,6 +108,8 @@ test("hand answers: lengths of the brands, uniform and one-kind values, quotes",
   assert.equal(VALIDATORS.url_password(`${E}${E}${E}x`), true);
   assert.equal(VALIDATORS.url_password("\uFFFFa"), true);
   assert.equal(VALIDATORS.url_password("\uFFFF\uFFFF"), false);
+  assert.equal(VALIDATORS.url_password("\u{10000}\u{10000}\u{10000}\u{10000}"), false);
+  assert.equal(VALIDATORS.credential("a😀😁😂🤣😃"), true); // one letter is enough for "has a letter or digit"
   // a quoted value of 8+ characters counts even with one kind of character; unquoted it needs two kinds
   assert.equal(VALIDATORS.credential("\"abcdefgh\""), true);
   assert.equal(VALIDATORS.credential("abcdefgh"), false);
