@@ -49,7 +49,7 @@ const WORDS = [`${E}${E}${E}${E}`, `${E}${E}${E}${E}${E}${E}${E}${E}`, `"${E}�
   // U+FFFF, the last BMP code point, then another character: not one repeated character
   "\uFFFFa", "\uFFFF\uFFFF", "\uFFFFxY1z9", "u:\uFFFFab",
   // U+10000, the first astral code point, repeated; a letter first and then only symbols
-  "\u{10000}\u{10000}\u{10000}\u{10000}", "a😀😁😂🤣😃", "!a😀😁😂🤣", "\"a😀😁😂🤣😃🥲🙂\""];
+  "\u{10000}\u{10000}\u{10000}\u{10000}", "a😀😁😂🤣😃", "!a😀😁😂🤣", "\uFFFFa!😀😁😂", "\"a😀😁😂🤣😃🥲🙂\""];
 const ALL = [...CARDS, ...IBANS, ...NUMBERS, ...WORDS];
 const NAMES = Object.keys(VALIDATORS).sort();
 // each validator on the values its rule's pattern can hand it (the digit checks get digits, IBAN upper case and digits)
@@ -111,6 +111,7 @@ test("hand answers: lengths of the brands, uniform and one-kind values, quotes",
   assert.equal(VALIDATORS.url_password("\u{10000}\u{10000}\u{10000}\u{10000}"), false);
   assert.equal(VALIDATORS.credential("a😀😁😂🤣😃"), true); // one letter is enough for "has a letter or digit"
   assert.equal(VALIDATORS.credential("!a😀😁😂🤣"), true);
+  assert.equal(VALIDATORS.credential("\uFFFFa!😀😁😂"), true); // U+FFFF is one code point: the a after it counts
   // a quoted value of 8+ characters counts even with one kind of character; unquoted it needs two kinds
   assert.equal(VALIDATORS.credential("\"abcdefgh\""), true);
   assert.equal(VALIDATORS.credential("abcdefgh"), false);
