@@ -72,6 +72,8 @@ function fwd(t, i, k) { // i moved forward by k code points
   while (k > 0 && i < t.length) { if (isHi(t.charCodeAt(i)) && isLo(t.charCodeAt(i + 1))) i++; i++; k--; }
   return i;
 }
+/** The code point that ends at UTF-16 index i (a whole surrogate pair, like the Python engine's t[i - 1]). */
+const cpBefore = (t, i) => (i > 1 && isLo(t.charCodeAt(i - 1)) && isHi(t.charCodeAt(i - 2)) ? t.slice(i - 2, i) : t[i - 1]);
 const stepAt = (t, i) => (isHi(t.charCodeAt(i)) && isLo(t.charCodeAt(i + 1)) ? 2 : 1);
 
 const bigram = (a, b) => ((a * 1031) ^ b) & 0xffff;
@@ -246,7 +248,7 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
 
   function accept(r, t, m) {
     const ms = m.index;
-    if (r.leftRx && ms > 0 && r.leftRx.test(t[ms - 1])) return null;
+    if (r.leftRx && ms > 0 && r.leftRx.test(cpBefore(t, ms))) return null;
     let s = ms, e = ms + m[0].length;
     if (r.group) {
       const g = m[r.group];
@@ -338,14 +340,14 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     for (const r of hb) {
       for (const [p, b] of r.hbPrefixes) {
         for (let k = Math.min(p.length - 1, n); k > 0; k--) {
-          if (t.endsWith(p.slice(0, k)) && (b === null || k === n || !b.test(t[n - k - 1]))) {
+          if (t.endsWith(p.slice(0, k)) && (b === null || k === n || !b.test(cpBefore(t, n - k)))) {
             cut = Math.min(cut, n - k);
             break;
           }
         }
         let i = t.lastIndexOf(p);
         while (i >= 0 && r.bodyRx.test(t.slice(i + p.length))) {
-          if (b === null || i === 0 || !b.test(t[i - 1])) cut = Math.min(cut, i);
+          if (b === null || i === 0 || !b.test(cpBefore(t, i))) cut = Math.min(cut, i);
           i = i > 0 ? t.lastIndexOf(p, i - 1) : -1;
         }
       }
