@@ -407,3 +407,54 @@ def test_the_migration_record_stream_is_checked(sealed: Path) -> None:
     assert dmg == [(MIGRATIONS, 1, "first line does not chain from this file's genesis (file moved or renamed, or "
                                    "lines deleted from its start)")]
     assert report(sealed, chat="42")[0] == []
+
+
+# -- a migration to v2 stopped before the seal was renewed (eventlog/migrate.py, step 4) ----------------------------
+
+MIGRATED = "migrated to v2, seal not renewed yet (run `eventlog migrate` again)"
+
+
+@pytest.fixture
+def migrated(root: Path) -> Path:
+    """A sealed v1 day with content, migrated to v2, and the seal the migration renewed taken back off the seal stream:
+    what a kill between replacing the file and resealing it leaves (the seal names the old chain)."""
+    from eventlog.migrate import migrate
+    from eventlog.seal import seal_files
+
+    v1 = []
+    for i in range(1, 4):
+        e = dict(event(i), v=1)
+        e.pop("salt")
+        v1.append(e)
+    put(root, DAY, chained(DAY, v1))
+    assert seal_files(EventLog(root, fsync="never"), [DAY]) == [(DAY, "sealed")]
+    old = day_lines(root)
+    rep = migrate(root)
+    assert [r["file"] for r in rep.files] == [DAY] and rep.resealed == [DAY]
+    assert day_lines(root) != old
+    put(root, SEALS, day_lines(root, SEALS)[:-1])
+    return root
+
+
+def test_a_migration_stopped_before_resealing_is_a_warning(migrated: Path) -> None:
+    dmg, warn, _ = report(migrated)
+    assert dmg == [] and warn == [(DAY, 0, MIGRATED)]
+    assert report(migrated, chat="42")[:2] == ([], [(DAY, 0, MIGRATED)])
+
+
+def test_a_migrated_day_damaged_before_resealing_is_still_damage(migrated: Path) -> None:
+    ls = day_lines(migrated)
+    put(migrated, DAY, ls[:2])
+    dmg, warn, _ = report(migrated)
+    assert dmg == [(DAY, 2, "truncated: 2 lines, sealed with 3")] and warn == []
+    ls[2] = ls[2].replace(b"line 3", b"line X")
+    put(migrated, DAY, ls)
+    dmg, warn, _ = report(migrated)
+    assert dmg == [(DAY, 3, "sealed part modified (line 3 no longer matches the seal)")] and warn == []
+
+
+def test_a_migrated_day_with_lines_appended_before_resealing(migrated: Path) -> None:
+    ls = day_lines(migrated)
+    more = chained(DAY, [orjson.loads(x) for x in ls] + [event(9)])
+    put(migrated, DAY, more)
+    assert report(migrated)[:2] == ([], [(DAY, 0, MIGRATED)])
