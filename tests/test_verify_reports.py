@@ -458,3 +458,15 @@ def test_a_migrated_day_with_lines_appended_before_resealing(migrated: Path) -> 
     more = chained(DAY, [orjson.loads(x) for x in ls] + [event(9)])
     put(migrated, DAY, more)
     assert report(migrated)[:2] == ([], [(DAY, 0, MIGRATED)])
+
+
+@pytest.mark.parametrize("drop", ["new_lines", "new_last", "old_last", "old_lines"])
+def test_a_migration_record_missing_a_field_vouches_for_nothing(migrated: Path, drop: str) -> None:
+    """A hand-damaged migration record must neither crash verify nor excuse the seal mismatch."""
+    from eventlog.migrate import MIGRATIONS
+
+    recs = [orjson.loads(x) for x in day_lines(migrated, MIGRATIONS)]
+    recs[-1].pop(drop)
+    put(migrated, MIGRATIONS, chained(MIGRATIONS, recs))
+    dmg, warn, _ = report(migrated)
+    assert dmg == [(DAY, 3, "sealed part modified (line 3 no longer matches the seal)")] and warn == []
