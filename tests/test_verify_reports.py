@@ -414,15 +414,14 @@ def test_the_migration_record_stream_is_checked(sealed: Path) -> None:
 MIGRATED = "migrated to v2, seal not renewed yet (run `eventlog migrate` again)"
 
 
-@pytest.fixture
-def migrated(root: Path) -> Path:
+def migrate_unsealed(root: Path, n: int) -> Path:
     """A sealed v1 day with content, migrated to v2, and the seal the migration renewed taken back off the seal stream:
     what a kill between replacing the file and resealing it leaves (the seal names the old chain)."""
     from eventlog.migrate import migrate
     from eventlog.seal import seal_files
 
     v1 = []
-    for i in range(1, 4):
+    for i in range(1, n + 1):
         e = dict(event(i), v=1)
         e.pop("salt")
         v1.append(e)
@@ -436,10 +435,20 @@ def migrated(root: Path) -> Path:
     return root
 
 
+@pytest.fixture
+def migrated(root: Path) -> Path:
+    return migrate_unsealed(root, 3)
+
+
 def test_a_migration_stopped_before_resealing_is_a_warning(migrated: Path) -> None:
     dmg, warn, _ = report(migrated)
     assert dmg == [] and warn == [(DAY, 0, MIGRATED)]
     assert report(migrated, chat="42")[:2] == ([], [(DAY, 0, MIGRATED)])
+
+
+def test_a_migrated_one_line_day(root: Path) -> None:
+    migrate_unsealed(root, 1)
+    assert report(root)[:2] == ([], [(DAY, 0, MIGRATED)])
 
 
 def test_a_migrated_day_damaged_before_resealing_is_still_damage(migrated: Path) -> None:
