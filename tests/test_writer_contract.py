@@ -132,3 +132,29 @@ def test_a_failed_file_reports_the_events_written_before_it(root: Path) -> None:
     (root / "raw/telegram/chats/43").unlink()
     log.append(blocked)  # a failed directory is not remembered as made
     assert (root / "raw/telegram/chats/43/2026/11/29.jsonl").is_file()
+
+
+@pytest.mark.parametrize("policy", ["batch", "always"])
+def test_a_torn_tail_is_repaired_under_a_syncing_policy(root: Path, policy: str) -> None:
+    EventLog(root, fsync=policy).append(ev(ts="2026-11-29T10:00:00Z"))
+    with open(root / DAY, "ab") as f:
+        f.write(b'{"torn')
+    assert EventLog(root, fsync=policy).append_many([ev(ts="2026-11-29T10:00:01Z")]).repaired == [DAY]
+    clean(root)
+
+
+def test_a_torn_tail_of_a_stream_is_repaired_with_a_stream_repair_event(root: Path) -> None:
+    import orjson
+
+    alerts = "dlp/alerts.jsonl"
+    a = {"event": "dlp:alert", "channel": "telegram", "chat_id": "42", "ts": "2026-11-29T10:00:00Z"}
+    EventLog(root, fsync="never").append_stream(alerts, [a])
+    with open(root / alerts, "ab") as f:
+        f.write(b'{"torn')
+    res = EventLog(root, fsync="never").append_stream(alerts, [a])
+    assert res.repaired == [alerts]
+    repair = orjson.loads((root / alerts).read_bytes().split(b"\n")[1])
+    assert (repair["event"], repair["channel"], repair["chat_id"], repair["torn_bytes"]) == \
+        ("log:repair", "eventlog", "stream", 6)
+    assert (root / "dlp" / repair["moved_to"]).read_bytes() == b'{"torn'
+    clean(root)
