@@ -479,3 +479,54 @@ def test_a_migration_record_missing_a_field_vouches_for_nothing(migrated: Path, 
     put(migrated, MIGRATIONS, chained(MIGRATIONS, recs))
     dmg, warn, _ = report(migrated)
     assert dmg == [(DAY, 3, "sealed part modified (line 3 no longer matches the seal)")] and warn == []
+
+
+# -- more edges found by the mutation run ----------------------------------------------------------------------------
+
+def test_a_garbled_line_the_writer_chained_past_is_named_once(root: Path) -> None:
+    """Garbage appended by hand, then the writer appends: its line chains to the garbage's bytes, which is no break."""
+    log = EventLog(root, fsync="never")
+    log.append(ev(ts="2026-11-29T10:00:00Z"))
+    with open(root / DAY, "ab") as f:
+        f.write(b"garbage\n")
+    EventLog(root, fsync="never").append(ev(ts="2026-11-29T10:00:01Z"))
+    dmg, warn, _ = report(root)
+    assert dmg == [(DAY, 2, "not a valid JSON object (edited or corrupted)")] and warn == []
+
+
+def test_a_garbled_line_inserted_between_two_lines(root: Path) -> None:
+    six(root, lambda ls: ls[:2] + [b"garbage"] + ls[2:])
+    dmg, _, _ = report(root)
+    assert dmg == [(DAY, 3, "not a valid JSON object (edited or corrupted)"),
+                   (DAY, 3, "line inserted or duplicated (the next line chains past it)")]
+
+
+@pytest.mark.parametrize("prev", [["x"], {"a": 1}, 7, None])
+def test_a_prev_that_is_not_a_hash_is_a_break_not_a_crash(root: Path, prev) -> None:
+    def edit(ls):
+        obj = orjson.loads(ls[1])
+        obj["prev"] = prev
+        ls[1] = schema.encode(obj)
+        return ls
+    six(root, edit)
+    dmg, _, _ = report(root)
+    assert dmg == [(DAY, 1, "line 1 modified, or line(s) deleted between it and line 2 (chain broken)"),
+                   (DAY, 2, "line 2 modified, or line(s) deleted between it and line 3 (chain broken)")]
+
+
+def test_since_and_until_limit_the_day_files_and_their_seals(root: Path) -> None:
+    log = EventLog(root, fsync="never")
+    for d in (27, 28, 29):
+        log.append(ev(ts=f"2026-11-{d}T10:00:00Z"))
+        log.append(ev(ts=f"2026-11-{d}T11:00:00Z"))  # the 27th and 28th are sealed
+    d28, d29 = "raw/telegram/chats/42/2026/11/28.jsonl", DAY
+    put(root, d28, day_lines(root, d28)[:1])
+    put(root, d29, [b"garbage"] + day_lines(root, d29)[1:])
+    cut = (d28, 1, "truncated: 1 lines, sealed with 2")
+    bad = (d29, 1, "not a valid JSON object (edited or corrupted)")
+    assert report(root)[0] == [bad, cut]
+    assert report(root, since=date(2026, 11, 28))[0] == [bad, cut]
+    assert report(root, since=date(2026, 11, 28), until=date(2026, 11, 28))[0] == [cut]
+    assert report(root, until=date(2026, 11, 28))[0] == [cut]
+    assert report(root, since=date(2026, 11, 29))[0] == [bad]
+    assert report(root, until=date(2026, 11, 27))[0] == []
