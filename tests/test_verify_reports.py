@@ -386,6 +386,8 @@ def test_dlp_streams_and_the_checkpoint_file_are_checked_in_a_full_verify_only(s
     (sealed / "dlp" / "notes.txt").write_text("not a stream\n")
     _, _, rep = report(sealed)
     files, lines = rep.files, rep.lines
+    on_disk = [p.relative_to(sealed).as_posix() for p in sealed.rglob("*.jsonl")]
+    assert alerts in on_disk and (files, lines) == (len(on_disk), sum(len(day_lines(sealed, r)) for r in on_disk))
     ls = day_lines(sealed, alerts)
     put(sealed, alerts, ls[1:])
     cp = "seals/checkpoints.jsonl"
@@ -530,3 +532,15 @@ def test_since_and_until_limit_the_day_files_and_their_seals(root: Path) -> None
     assert report(root, until=date(2026, 11, 28))[0] == [cut]
     assert report(root, since=date(2026, 11, 29))[0] == [bad]
     assert report(root, until=date(2026, 11, 27))[0] == []
+
+
+def test_every_sealed_day_is_checked_after_a_missing_one(root: Path) -> None:
+    log = EventLog(root, fsync="never")
+    for d in (27, 28, 29):
+        log.append(ev(ts=f"2026-11-{d}T10:00:00Z"))
+        log.append(ev(ts=f"2026-11-{d}T11:00:00Z"))
+    d27, d28 = "raw/telegram/chats/42/2026/11/27.jsonl", "raw/telegram/chats/42/2026/11/28.jsonl"
+    (root / d27).unlink()
+    put(root, d28, day_lines(root, d28)[:1])
+    assert report(root)[0] == [(d27, 0, "sealed file is missing (2 lines sealed)"),
+                               (d28, 1, "truncated: 1 lines, sealed with 2")]
