@@ -162,3 +162,12 @@ def test_malformed_seal_records_are_reported_by_line_and_skipped(root: Path) -> 
                         (9, "seal record with a bad `lines` ('xxxxxxxxxxxxxxxxxxxx')")]
     assert read_seal_records(root / "seals/telegram/nope.jsonl") == []
     assert [r["lines"] for r in read_seal_records(seal)] == [1, 1]
+
+
+def test_a_new_day_in_one_channel_does_not_seal_another_channels_chat_of_the_same_id(root: Path) -> None:
+    log = EventLog(root, fsync="never")
+    log.append(dict(ev(ts="2026-11-27T10:00:00Z"), channel="whatsapp"))
+    log.append(ev(ts="2026-11-27T10:00:00Z"))
+    log.append(ev(ts="2026-11-28T10:00:00Z"))  # telegram's 27th is sealed, whatsapp's chat 42 is not touched
+    assert [r["file"] for r in records(root)] == [day(27)]
+    assert records(root, "seals/whatsapp/42.jsonl") == []
