@@ -12,7 +12,7 @@ from typing import Any, Callable
 import orjson
 
 from ..errors import EventlogError
-from . import embed, index, rank, store
+from . import embed, index, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
@@ -32,7 +32,8 @@ class SearchQuery:
     until: date | None = None
     direction: str | None = None  # in | out
     limit: int = 10
-    candidates: int | None = None  # None: every document's exact int8 cosine; N: sign-bit first pass, N rescored
+    candidates: int | None = None  # vector modes. None: the projection first pass, rank.default_candidates(n) rescored
+    #                                exactly per list; N: N of them; 0: exhaustive (every document's exact int8 cosine)
 
 
 @dataclass
@@ -84,8 +85,8 @@ def validate(q: SearchQuery) -> None:
         raise SearchError("--limit must be at least 1")
     if q.direction not in (None, "in", "out"):
         raise SearchError("--direction must be in or out")
-    if q.candidates is not None and q.candidates < 1:
-        raise SearchError("--candidates must be at least 1")
+    if q.candidates is not None and q.candidates < 0:
+        raise SearchError("--candidates must be 0 (exhaustive) or more")
     if q.since and q.until and q.since > q.until:
         raise SearchError("--since is after --until")
 
@@ -150,10 +151,11 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     qvec = None
     if mode in ("vector", "hybrid", "rrf"):
         qvec = embed.load().encode([q.text], query=True)[0]
+    projs = [project.load(root, rec) for rec, _ in units] if qvec is not None and q.candidates != 0 else None
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,
-                              _ms(q.until + timedelta(days=1)) if q.until else None, first_pass=q.candidates is not None)
+                              _ms(q.until + timedelta(days=1)) if q.until else None, projs)
     if qvec is None:
         score, ok = rank.fuse(scored, mode, q.weight)
         best = rank.top(score, ok, scored.ts, q.limit)

@@ -2,12 +2,11 @@
 vectors, their min-max-normalised weighted fusion (`hybrid`) and reciprocal rank fusion (`rrf`).
 Filters (chat, days, direction) select documents *before* anything is scored or normalised.
 
-Vector scoring is two-pass. First every document in scope gets an *estimated* cosine from the sign bits of its vector
-(64 bytes a message for the 512-d model: Hamming distance h to the query's sign bits, cos ≈ cos(π·h/dim), the
-random-hyperplane estimate), which reads 1/8 of the int8 vectors' bytes. Then `rescore` computes the exact int8 cosine
-of the candidates — the CANDIDATES best by estimated cosine, the CANDIDATES best by the mode's estimated fused score,
-and the FLOOR lowest by estimated cosine (for the min-max range) — and, until none is left, of every document in the
-final top k that still carries an estimate. So every hit's score is the exact int8 score; an estimate only decides
+Vector scoring is two-pass by default. First every document in scope gets an *estimated* cosine from its unit's
+projection (project.py: 64 int8 numbers a message, the unit's mean and top principal axes; 1/8 of the int8 vectors'
+bytes). Then `rescore` computes the exact int8 cosine of the candidates — the best by estimated cosine, the best by the
+mode's estimated fused score (`default_candidates` each) and the FLOOR lowest by estimated cosine (for the min-max
+range) — and, until none is left, of every document in the final top k that still carries an estimate. So every hit's score is the exact int8 score; an estimate only decides
 which documents are looked at closely, and the remaining estimates are clamped into the exact range."""
 from __future__ import annotations
 
@@ -17,15 +16,15 @@ from typing import Any
 
 import numpy as np
 
+from .project import estimate
 from .store import release
 from .tokens import token_ids
 
 K1, B = 1.2, 0.75
 RRF_K = 60
 VEC_CHUNK = 512
-CANDIDATES = 2000  # with the first pass (SearchQuery.candidates / --candidates), its default
+CANDIDATES, SHARE = 2000, 200  # the first pass rescores max(CANDIDATES, n / SHARE) per list by default
 FLOOR = 32
-_POP8 = np.array([bin(i).count("1") for i in range(256)], np.uint8)
 
 
 @dataclass
@@ -42,13 +41,11 @@ class Scored:
 
 def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text: str, chats: set[str] | None,
                 direction: int | None, qvec: np.ndarray | None, since_ms: int | None = None,
-                until_ms: int | None = None, first_pass: bool = False) -> Scored:
+                until_ms: int | None = None, projs: list[dict[str, Any] | None] | None = None) -> Scored:
     """BM25 (and, with qvec, cosine) of the documents in scope. Without qvec only documents holding a query term are
-    returned (every other BM25 score is 0); with it, every document in scope."""
+    returned (every other BM25 score is 0); with it, every document in scope. With `projs` (one per unit, None where a
+    unit has none), a unit's cosines are the projection's estimates (project.py; `exact` False), else exact int8."""
     q_terms = np.unique(token_ids(text))
-    if qvec is not None:
-        qbits = sign_bits(qvec[None, :])[0]
-        est = np.cos(np.pi * np.arange(len(qvec) + 1) / len(qvec)).astype(np.float32)  # Hamming distance → cosine
     masks, posts = [], []
     n_docs, sum_dl = 0, 0
     df = np.zeros(len(q_terms), np.int64)
@@ -65,7 +62,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
             mask = (arr["ts"] < until_ms) if mask is None else mask & (arr["ts"] < until_ms)
         masks.append(mask)
         if mask is None:
-            n_docs += len(arr["dl"])
+            n_docs += rec["docs"]
             sum_dl += rec["dl_sum"] if "dl_sum" in rec else int(arr["dl"].sum())
         else:
             n_docs += int(mask.sum())
@@ -74,19 +71,17 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         unit_posts = []
         if len(terms):
             at = np.searchsorted(terms, q_terms)
-            for j, (t, i) in enumerate(zip(q_terms, at)):
+            for j, (t, i) in enumerate(zip(q_terms.tolist(), at.tolist())):
                 if i < len(terms) and terms[i] == t:
-                    docs = arr["pdoc"][tptr[i]:tptr[i + 1]]
-                    tf = arr["ptf"][tptr[i]:tptr[i + 1]]
+                    lo, hi = int(tptr[i]), int(tptr[i + 1])
+                    docs = arr["pdoc"][lo:hi]
+                    tf = arr["ptf"][lo:hi]
                     if mask is not None:
                         keep = mask[docs]
                         docs, tf = docs[keep], tf[keep]
-                    else:
-                        docs, tf = docs.copy(), tf.copy()  # the unit's pages are released below
                     df[j] += len(docs)
                     unit_posts.append((j, docs, tf))
         posts.append(unit_posts)
-        release(arr)
     avgdl = sum_dl / n_docs if n_docs else 1.0
     idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df])  # Lucene's BM25 idf
     out_u, out_r, out_b, out_v, out_t, out_x = [], [], [], [], [], []
@@ -95,57 +90,39 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
             if not unit_posts:
                 continue
             rows = np.unique(np.concatenate([docs for _, docs, _ in unit_posts]))
+            where = None
         else:
-            rows = np.arange(len(arr["dl"])) if mask is None else np.flatnonzero(mask)
-        if not len(rows):
+            rows = None if mask is None else np.flatnonzero(mask)
+            where = None if mask is None else np.cumsum(mask) - 1  # document → its position among `rows`
+        n = rec["docs"] if rows is None else len(rows)
+        if not n:
             continue
-        bm = np.zeros(len(arr["dl"]), np.float32)
+        bm = np.zeros(n, np.float32)
         dl = arr["dl"]
         for j, docs, tf in unit_posts:
             tf = tf.astype(np.float32)
-            bm[docs] += idf[j] * tf / (tf + K1 * (1 - B + B * dl[docs] / avgdl))  # Lucene: no (k1 + 1)
-        out_u.append(np.full(len(rows), ui, np.int32))
-        out_r.append(rows.astype(np.int32))
-        out_b.append(bm[rows])
-        out_t.append(arr["ts"][rows])
-        if qvec is not None and first_pass and "bits" in arr:
-            out_v.append(estimate_rows(arr["bits"], qbits, rows, est))
-            out_x.append(np.zeros(len(rows), bool))
+            at = docs if rows is None else np.searchsorted(rows, docs) if where is None else where[docs]
+            bm[at] += idf[j] * tf / (tf + K1 * (1 - B + B * dl[docs] / avgdl))  # Lucene: no (k1 + 1)
+        out_u.append(np.full(n, ui, np.int32))
+        out_r.append(np.arange(n, dtype=np.int32) if rows is None else rows.astype(np.int32))
+        out_b.append(bm)
+        out_t.append(arr["ts"] if rows is None else arr["ts"][rows])
+        proj = projs[ui] if projs is not None else None
+        if qvec is not None and proj is not None:
+            out_v.append(estimate(proj, qvec, rows))
+            out_x.append(np.zeros(n, bool))
         elif qvec is not None and "vec" in arr:
-            out_v.append(cosine_rows(arr["vec"], arr["scale"], qvec, rows))
-            out_x.append(np.ones(len(rows), bool))
+            out_v.append(cosine_rows(arr["vec"], arr["scale"], qvec, np.arange(n) if rows is None else rows))
+            out_x.append(np.ones(n, bool))
+            release(arr)  # resident memory stays bounded whatever the index size (the pages stay in the page cache)
         else:
-            out_v.append(np.full(len(rows), np.nan, np.float32))
-            out_x.append(np.ones(len(rows), bool))
-        release(arr)  # resident memory stays bounded whatever the index size (the pages stay in the page cache)
+            out_v.append(np.full(n, np.nan, np.float32))
+            out_x.append(np.ones(n, bool))
     if not out_u:
         e = np.zeros(0, np.float32)
         return Scored(np.zeros(0, np.int32), np.zeros(0, np.int32), e, e, np.zeros(0, np.int64))
     return Scored(np.concatenate(out_u), np.concatenate(out_r), np.concatenate(out_b), np.concatenate(out_v),
                   np.concatenate(out_t), np.concatenate(out_x))
-
-
-def sign_bits(m: np.ndarray) -> np.ndarray:
-    """Rows → their sign bits (component > 0), packed little-endian, dim/8 bytes a row; stored per unit as "bits"."""
-    return np.packbits(np.asarray(m) > 0, axis=1, bitorder="little")
-
-
-def hamming(bits: np.ndarray, qbits: np.ndarray) -> np.ndarray:
-    """Hamming distance of each packed row to qbits, 8 bytes at a time (numpy ≥ 2: bitwise_count; else a table)."""
-    if bits.shape[1] % 8 == 0 and hasattr(np, "bitwise_count"):
-        x = np.bitwise_xor(bits.view(np.uint64), qbits.view(np.uint64))
-        c = np.bitwise_count(x, out=x)  # per 64-bit word, ≤ 64
-        out = c[:, 0].copy()
-        for j in range(1, c.shape[1]):  # numpy's sum along a short axis is several times slower than this
-            out += c[:, j]
-        return out.astype(np.int32)
-    return _POP8[np.bitwise_xor(bits, qbits)].sum(axis=1, dtype=np.int32)
-
-
-def estimate_rows(bits: np.ndarray, qbits: np.ndarray, rows: np.ndarray, est: np.ndarray) -> np.ndarray:
-    """Estimated cosine of the query with the given rows, from sign bits."""
-    b = bits if len(rows) == len(bits) else bits[rows]
-    return est[hamming(b, qbits)]
 
 
 def rescore(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], qvec: np.ndarray,
@@ -172,9 +149,9 @@ def rank_vectors(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarr
                  weight: float, k: int, candidates: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(the k best indexes, best first; the scores) for a vector-using mode: the estimates pick the candidates, the
     exact int8 cosine scores them, and every hit returned is scored exactly. candidates ≥ the documents in scope is
-    exhaustive int8 scoring."""
-    candidates = CANDIDATES if candidates is None else candidates
+    exhaustive int8 scoring; so is a Scored whose cosines are all exact (score_units without projections)."""
     n = len(s.vec)
+    candidates = default_candidates(n) if candidates is None else candidates
     if not n:
         return np.zeros(0, np.int64), s.vec
     if s.exact is None or s.exact.all():  # scored exhaustively
@@ -197,6 +174,12 @@ def rank_vectors(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarr
         if not len(todo):
             return best, score
         rescore(s, units, qvec, todo)
+
+
+def default_candidates(n: int) -> int:
+    """How many documents the first pass hands to exact scoring by default (per list: by estimated cosine and by the
+    mode's estimated fused score): CANDIDATES, or 1/SHARE of the documents in scope when that is more."""
+    return max(CANDIDATES, -(-n // SHARE))
 
 
 def _best(x: np.ndarray, k: int) -> np.ndarray:

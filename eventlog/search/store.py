@@ -26,6 +26,7 @@ INDEX_DIR = "index"
 UNIT_VERSION = 2  # 2: sign bits of the vectors ("bits") for the Hamming first pass; a v1 unit is stale (rebuilt, its
 #                    vectors reused) and never read as a v2 one
 _ALIGN = 64
+_DATA_EXTS = ("bin", "proj")  # a unit's data file and its derived sidecars (project.py): removed together
 
 
 class IndexError_(EventlogError):
@@ -174,14 +175,26 @@ def load_records(root: Path, any_version: bool = False) -> dict[str, dict[str, A
     return out
 
 
-def publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+def write_sidecar(root: Path, data_name: str, suffix: str, data_sha256: str, arrays: dict[str, np.ndarray]) -> None:
+    """A file derived from the data file `data_name` alone, beside it as `<stem><suffix>`, naming the data's SHA-256
+    in its array "of" (a reader uses it only with that data file); published atomically."""
+    out = {"of": np.array([data_sha256.encode()], "S64"), **arrays}
+    _write_atomic(units_dir(root) / (data_name[: -len(".bin")] + suffix), pack(out))
+
+
+def publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray],
+            sidecars: dict[str, dict[str, np.ndarray]] | None = None) -> dict[str, Any]:
+    """Write the data file, then its sidecars (suffix → arrays, see write_sidecar), then the record that names them:
+    a reader never sees a record without its data file, nor a data file's sidecar from another one."""
     d = units_dir(root)
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     data = pack(arrays)
     name = f"{day}.{time.time_ns():x}{secrets.token_hex(2)}.bin"
     _write_atomic(d / name, data)
-    record = {**record, "v": UNIT_VERSION, "day": day, "data": name, "bytes": len(data),
-              "sha256": hashlib.sha256(data).hexdigest()}
+    sha = hashlib.sha256(data).hexdigest()
+    for suffix, extra in (sidecars or {}).items():
+        write_sidecar(root, name, suffix, sha, extra)
+    record = {**record, "v": UNIT_VERSION, "day": day, "data": name, "bytes": len(data), "sha256": sha}
     _write_atomic(d / f"{day}.json", orjson.dumps(record))
     return record
 
@@ -200,12 +213,13 @@ def collect_garbage(root: Path, min_age_s: float = 60.0) -> int:
     d = units_dir(root)
     if not d.is_dir():
         return 0
-    live = {rec["data"] for rec in load_records(root, any_version=True).values()}
+    live = {rec["data"][: -len(".bin")] for rec in load_records(root, any_version=True).values()}
     now = time.time()
     n = 0
     for e in os.scandir(d):
         stale_tmp = e.name.endswith(".tmp")
-        if (e.name.endswith(".bin") and e.name not in live) or stale_tmp:
+        stem, dot, ext = e.name.rpartition(".")
+        if (dot and ext in _DATA_EXTS and stem not in live) or stale_tmp:
             try:
                 if now - e.stat().st_mtime >= min_age_s:
                     os.unlink(e.path)
