@@ -16,6 +16,7 @@ from . import embed, index, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
+MAX_RSS_MB = 320  # after a query above this, the index pages it mapped are released (they stay in the page cache)
 
 
 class SearchError(EventlogError):
@@ -169,4 +170,5 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
         if ev is None:
             continue
         hits.append(_hit(len(hits) + 1, float(score[i]), ev))
+    store.release_all(MAX_RSS_MB)
     return SearchResult(hits, mode, notes, updated)

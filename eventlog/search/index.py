@@ -96,11 +96,20 @@ class Scan:
     check: dict[str, list[Src]]  # the days that need a real freshness check (or a build), with all their files
 
 
+_LS: dict[str, tuple[int, list[str]]] = {}  # directory → (mtime, its subdirectories): a new one moves the mtime
+
+
 def _subdirs(path: str, pattern: Any) -> list[str]:
     try:
-        return sorted(e.name for e in os.scandir(path) if e.is_dir() and pattern.fullmatch(e.name))
+        mtime = os.stat(path).st_mtime_ns
+        hit = _LS.get(path)
+        if hit is not None and hit[0] == mtime and time.time_ns() - mtime > _RACY_NS:
+            return hit[1]
+        got = sorted(e.name for e in os.scandir(path) if e.is_dir() and pattern.fullmatch(e.name))
     except (FileNotFoundError, NotADirectoryError):
         return []
+    _LS[path] = (mtime, got)
+    return got
 
 
 def scan(root: Path, since: date | None, until: date | None, records: dict[str, dict[str, Any]],
@@ -247,7 +256,7 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
             if not check_only:
                 store.remove_unit(root, d)
             out.removed.append(d)
-        if not check_only:
+        if not check_only and (todo or derive or out.removed):  # nothing published or dropped: nothing to collect
             store.collect_garbage(root)
     return out
 

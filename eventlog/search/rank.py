@@ -17,14 +17,16 @@ from typing import Any
 import numpy as np
 
 from .project import estimate
-from .store import release
+from .store import read_rows, release
 from .tokens import token_ids
 
 K1, B = 1.2, 0.75
 RRF_K = 60
 VEC_CHUNK = 512
-CANDIDATES, SHARE = 2000, 200  # the first pass rescores max(CANDIDATES, n / SHARE) per list by default
-FLOOR = 32
+CANDIDATES, SHARE = 1000, 1000  # the first pass rescores max(CANDIDATES, n / SHARE) by default (docs/search.md)
+FLOOR = 32  # the lowest by estimated cosine, rescored for the bottom of the min-max range
+CEIL = 256  # hybrid/rrf: the best by estimated cosine, rescored for the top of the range (their hits come from
+#             the candidates by estimated fused score)
 
 
 @dataclass
@@ -36,7 +38,11 @@ class Scored:
     bm25: np.ndarray
     vec: np.ndarray
     ts: np.ndarray
-    exact: np.ndarray | None = None  # where vec is the exact int8 cosine (else the sign-bit estimate)
+    exact: np.ndarray | None = None  # where vec is the exact int8 cosine (else the projection's estimate)
+
+    @property
+    def vec_nan_free(self) -> bool:
+        return not np.isnan(self.vec.min()) if len(self.vec) else True
 
 
 def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text: str, chats: set[str] | None,
@@ -84,45 +90,85 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         posts.append(unit_posts)
     avgdl = sum_dl / n_docs if n_docs else 1.0
     idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df])  # Lucene's BM25 idf
-    out_u, out_r, out_b, out_v, out_t, out_x = [], [], [], [], [], []
+    if qvec is None:
+        return _bm25_only(units, masks, posts, idf, avgdl)
+    # every document in scope, unit after unit: positions off .. off + n; BM25 from the postings in one pass at the end
+    at_l, tf_l, dl_l, j_l, sizes, out_t, out_v, out_x = [], [], [], [], [], [], [], []
+    kept = []
+    off = 0
     for ui, ((rec, arr), mask, unit_posts) in enumerate(zip(units, masks, posts)):
-        if qvec is None:  # BM25 only: the documents holding a query term
-            if not unit_posts:
-                continue
-            rows = np.unique(np.concatenate([docs for _, docs, _ in unit_posts]))
-            where = None
-        else:
-            rows = None if mask is None else np.flatnonzero(mask)
-            where = None if mask is None else np.cumsum(mask) - 1  # document → its position among `rows`
+        rows = None if mask is None else np.flatnonzero(mask)
         n = rec["docs"] if rows is None else len(rows)
         if not n:
             continue
-        bm = np.zeros(n, np.float32)
+        where = None if mask is None else np.cumsum(mask) - 1  # document → its position among `rows`
         dl = arr["dl"]
         for j, docs, tf in unit_posts:
-            tf = tf.astype(np.float32)
-            at = docs if rows is None else np.searchsorted(rows, docs) if where is None else where[docs]
-            bm[at] += idf[j] * tf / (tf + K1 * (1 - B + B * dl[docs] / avgdl))  # Lucene: no (k1 + 1)
-        out_u.append(np.full(n, ui, np.int32))
-        out_r.append(np.arange(n, dtype=np.int32) if rows is None else rows.astype(np.int32))
-        out_b.append(bm)
+            at_l.append((docs if where is None else where[docs]) + off)
+            tf_l.append(tf)
+            dl_l.append(dl[docs])
+            j_l.append(np.full(len(docs), j, np.int32))
+        kept.append((ui, rows))
+        sizes.append(n)
+        off += n
         out_t.append(arr["ts"] if rows is None else arr["ts"][rows])
         proj = projs[ui] if projs is not None else None
-        if qvec is not None and proj is not None:
+        if proj is not None:
             out_v.append(estimate(proj, qvec, rows))
-            out_x.append(np.zeros(n, bool))
-        elif qvec is not None and "vec" in arr:
+            out_x.append(False)
+            release(proj)  # small (≈ 70 bytes a message + the axes): cheap to drop, and RSS stays bounded
+        elif "vec" in arr:
             out_v.append(cosine_rows(arr["vec"], arr["scale"], qvec, np.arange(n) if rows is None else rows))
-            out_x.append(np.ones(n, bool))
+            out_x.append(True)
             release(arr)  # resident memory stays bounded whatever the index size (the pages stay in the page cache)
         else:
             out_v.append(np.full(n, np.nan, np.float32))
-            out_x.append(np.ones(n, bool))
+            out_x.append(True)
+    if not kept:
+        e = np.zeros(0, np.float32)
+        return Scored(np.zeros(0, np.int32), np.zeros(0, np.int32), e, e, np.zeros(0, np.int64))
+    counts = np.array(sizes)
+    starts = np.cumsum(counts) - counts
+    unit = np.repeat(np.array([ui for ui, _ in kept], np.int32), counts)
+    row = np.arange(off, dtype=np.int32) - np.repeat(starts, counts).astype(np.int32)
+    for i, (_, rows) in enumerate(kept):
+        if rows is not None:
+            row[starts[i]:starts[i] + counts[i]] = rows
+    bm = np.zeros(off, np.float32)
+    if at_l:
+        tf = np.concatenate(tf_l).astype(np.float32)
+        dl = np.concatenate(dl_l).astype(np.float32)
+        w = idf.astype(np.float32)[np.concatenate(j_l)] * tf / (tf + K1 * (1 - B + B * dl / avgdl))  # Lucene: no (k1 + 1)
+        bm = np.bincount(np.concatenate(at_l), weights=w, minlength=off).astype(np.float32)
+    return Scored(unit, row, bm, np.concatenate(out_v), np.concatenate(out_t),
+                  np.repeat(np.array(out_x, bool), counts))
+
+
+def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks: list[np.ndarray | None],
+               posts: list[list[tuple[int, np.ndarray, np.ndarray]]], idf: np.ndarray, avgdl: float) -> Scored:
+    """BM25 alone: the documents holding a query term (every other score is 0)."""
+    out_u, out_r, out_b, out_t = [], [], [], []
+    for ui, ((rec, arr), unit_posts) in enumerate(zip(units, posts)):
+        if not unit_posts:
+            continue
+        rows = np.unique(np.concatenate([docs for _, docs, _ in unit_posts]))
+        if not len(rows):
+            continue
+        bm = np.zeros(len(rows), np.float32)
+        dl = arr["dl"]
+        for j, docs, tf in unit_posts:
+            tf = tf.astype(np.float32)
+            bm[np.searchsorted(rows, docs)] += idf[j] * tf / (tf + K1 * (1 - B + B * dl[docs] / avgdl))  # Lucene
+        out_u.append(np.full(len(rows), ui, np.int32))
+        out_r.append(rows.astype(np.int32))
+        out_b.append(bm)
+        out_t.append(arr["ts"][rows])
     if not out_u:
         e = np.zeros(0, np.float32)
         return Scored(np.zeros(0, np.int32), np.zeros(0, np.int32), e, e, np.zeros(0, np.int64))
-    return Scored(np.concatenate(out_u), np.concatenate(out_r), np.concatenate(out_b), np.concatenate(out_v),
-                  np.concatenate(out_t), np.concatenate(out_x))
+    b = np.concatenate(out_b)
+    return Scored(np.concatenate(out_u), np.concatenate(out_r), b, np.full(len(b), np.nan, np.float32),
+                  np.concatenate(out_t), np.ones(len(b), bool))
 
 
 def rescore(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], qvec: np.ndarray,
@@ -140,9 +186,9 @@ def rescore(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]]
             continue
         order = np.argsort(s.row[part])
         part = part[order]
-        s.vec[part] = cosine_rows(arr["vec"], arr["scale"], qvec, s.row[part])
+        rows = s.row[part]
+        s.vec[part] = (read_rows(arr, "vec", rows).astype(np.float32) @ qvec) * arr["scale"][rows]
         s.exact[part] = True
-        release(arr)
 
 
 def rank_vectors(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], qvec: np.ndarray, mode: str,
@@ -157,20 +203,26 @@ def rank_vectors(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarr
     if s.exact is None or s.exact.all():  # scored exhaustively
         score, ok = fuse(s, mode, weight)
         return top(score, ok, s.ts, k), score
-    has = ~np.isnan(s.vec)
-    seeds = [_best(np.where(has, s.vec, -np.inf), candidates), _best(np.where(has, -s.vec, -np.inf), FLOOR)]
+    nan_free = s.vec_nan_free
+    has = None if nan_free else ~np.isnan(s.vec)
+    by_vec = s.vec if nan_free else np.where(has, s.vec, -np.inf)
+    # by estimated cosine: the candidates themselves (vector), or only enough to pin the top of the min-max range
+    seeds = [_best(by_vec, candidates if mode == "vector" else min(candidates, CEIL)),
+             _best(-by_vec, FLOOR)]
     if mode != "vector":
         seeds.append(_best(fuse(s, mode, weight)[0], candidates))
-    rescore(s, units, qvec, np.unique(np.concatenate(seeds)))
-    exact_vals = s.vec[s.exact]
-    if len(exact_vals):  # estimates stay inside the exact range: they never stretch the min-max normalisation
-        lo, hi = float(exact_vals.min()), float(exact_vals.max())
-        loose = ~s.exact & has
-        s.vec[loose] = np.clip(s.vec[loose], lo, hi)
+    seeds = np.unique(np.concatenate(seeds))
+    some_exact = bool(s.exact.any())  # units scored exactly from the start (no projection)
+    rescore(s, units, qvec, seeds)
+    exact_vals = s.vec[s.exact] if some_exact else s.vec[seeds[s.exact[seeds]]]
+    if len(exact_vals):
+        # estimates stay inside the exact range: they never stretch the min-max normalisation (exact values are
+        # inside it by definition; NaN stays NaN)
+        np.clip(s.vec, float(np.nanmin(exact_vals)), float(np.nanmax(exact_vals)), out=s.vec)
     while True:
         score, ok = fuse(s, mode, weight)
         best = top(score, ok, s.ts, k)
-        todo = best[~s.exact[best] & has[best]]
+        todo = best[~s.exact[best] & (True if has is None else has[best])]
         if not len(todo):
             return best, score
         rescore(s, units, qvec, todo)
@@ -182,10 +234,24 @@ def default_candidates(n: int) -> int:
     return max(CANDIDATES, -(-n // SHARE))
 
 
+_SAMPLE = 8192
+
+
 def _best(x: np.ndarray, k: int) -> np.ndarray:
+    """Indexes of the k largest values (any order; NaN never). On a large array a strided sample gives a threshold
+    that the k-th largest value is very likely above; the partition then runs over the values above it only (when
+    fewer than k are, over everything: the answer is the same either way)."""
     if len(x) <= k:
         return np.arange(len(x))
-    return np.argpartition(-x, k)[:k]
+    if len(x) > 16 * _SAMPLE and k < len(x) // 16:
+        sample = x[:: len(x) // _SAMPLE]
+        want = min(len(sample) - 1, int(k * len(sample) / len(x) * 1.5) + 8)  # a margin above the expected rank
+        t = np.partition(sample, len(sample) - 1 - want)[len(sample) - 1 - want]
+        if not np.isnan(t):
+            idx = np.flatnonzero(x >= t)
+            if len(idx) >= k:
+                return idx[np.argpartition(-x[idx], k - 1)[:k]]
+    return np.argpartition(-np.nan_to_num(x, nan=-np.inf), k - 1)[:k]
 
 
 def cosine_rows(vec: np.ndarray, scale: np.ndarray, qvec: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -226,8 +292,24 @@ def fuse(s: Scored, mode: str, weight: float) -> tuple[np.ndarray, np.ndarray]:
         return s.bm25, s.bm25 > 0
     if mode == "vector":
         return s.vec, ~np.isnan(s.vec)
-    if mode == "hybrid":
-        score = weight * minmax(np.nan_to_num(s.vec, nan=0.0)) + (1 - weight) * minmax(s.bm25)
+    if mode == "hybrid":  # weight · minmax(vec, NaN → 0) + (1 − weight) · minmax(bm25), as one affine pass
+        vec = s.vec if s.vec_nan_free else np.nan_to_num(s.vec, nan=0.0)
+        score = np.empty(len(vec), np.float32)
+        const = 0.0
+        for x, w in ((vec, weight), (s.bm25, 1 - weight)):
+            lo, hi = (float(x.min()), float(x.max())) if len(x) else (0.0, 0.0)
+            if hi > lo:
+                a = w / (hi - lo)
+                const -= a * lo
+                if x is vec:
+                    np.multiply(x, np.float32(a), out=score)
+                else:
+                    score += x * np.float32(a)
+            else:
+                const += w if hi > 0 else 0.0
+                if x is vec:
+                    score.fill(0)
+        score += np.float32(const)
         return score, np.ones(len(score), bool)
     if mode == "rrf":
         rb = np.where(s.bm25 > 0, 1.0 / (RRF_K + _ranks(s.bm25)), 0.0)
@@ -238,9 +320,7 @@ def fuse(s: Scored, mode: str, weight: float) -> tuple[np.ndarray, np.ndarray]:
 
 def top(score: np.ndarray, ok: np.ndarray, ts: np.ndarray, k: int) -> np.ndarray:
     """Indexes of the k best candidates, best first; ties go to the newer message."""
-    idx = np.flatnonzero(ok)
-    if len(idx) > 4 * k:
-        part = np.argpartition(-score[idx], 4 * k)[:4 * k]
-        idx = idx[part]
+    idx = _best(score if ok.all() else np.where(ok, score, -np.inf), 4 * k)
+    idx = idx[ok[idx]]
     order = np.lexsort((-ts[idx], -score[idx]))
     return idx[order][:k]

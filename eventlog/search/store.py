@@ -100,7 +100,7 @@ def open_data(path: Path) -> dict[str, np.ndarray]:
     except orjson.JSONDecodeError:
         raise IndexError_(f"{path}: bad header") from None
     base = nl + 1 + ((-(nl + 1)) % _ALIGN)
-    out: dict[str, Any] = {"_mmap": mm}
+    out: dict[str, Any] = {"_mmap": mm, "_path": str(path), "_at": {}}
     for name, (dt, shape, off) in layout.items():
         dtype = np.dtype(dt)
         count = 1
@@ -109,7 +109,47 @@ def open_data(path: Path) -> dict[str, np.ndarray]:
         if base + off + count * dtype.itemsize > size:
             raise IndexError_(f"{path}: truncated array {name}")
         out[name] = np.frombuffer(mm, dtype=dtype, count=count, offset=base + off).reshape(shape)
+        out["_at"][name] = base + off
     return out
+
+
+def read_rows(arrays: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
+    """Rows of a 2-d array of a unit by pread, not through its memory map: a page fault on a file mapping maps the
+    pages around it too (16 on Linux), so a few scattered rows per unit would make most of the file resident."""
+    a = arrays[name]
+    width = a.shape[1] * a.itemsize
+    out = np.empty((len(rows), a.shape[1]), a.dtype)
+    view = memoryview(out).cast("B")
+    at = arrays["_at"][name]
+    fd = os.open(arrays["_path"], os.O_RDONLY)
+    try:
+        i, rl = 0, rows.tolist()
+        while i < len(rl):  # runs of consecutive rows in one read
+            j = i + 1
+            while j < len(rl) and rl[j] == rl[j - 1] + 1:
+                j += 1
+            want = (j - i) * width
+            if os.preadv(fd, [view[i * width:j * width]], at + rl[i] * width) != want:
+                raise IndexError_(f"{arrays['_path']}: short read")
+            i = j
+    finally:
+        os.close(fd)
+    return out
+
+
+def release_all(max_rss_mb: int) -> bool:
+    """release() every mapped unit and projection when this process's resident set is above max_rss_mb (read from
+    /proc, where there is one): the mapped pages a query touched stay resident until then."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            rss = int(f.read().split()[1]) * mmap.PAGESIZE
+    except (OSError, ValueError, IndexError):
+        return False
+    if rss <= max_rss_mb << 20:
+        return False
+    for arrays in _OPEN.values():
+        release(arrays)
+    return True
 
 
 _RECORDS: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}  # path → (stat key, parsed), per process
@@ -159,11 +199,21 @@ def read_record(path: Path | str, any_version: bool = False) -> dict[str, Any] |
     return rec if any_version or rec["v"] == UNIT_VERSION else None
 
 
+_LISTED: dict[tuple[str, bool], tuple[int, dict[str, dict[str, Any]]]] = {}  # (dir, any_version) → (mtime, records)
+_RACY_NS = 2_000_000_000
+
+
 def load_records(root: Path, any_version: bool = False) -> dict[str, dict[str, Any]]:
-    """day → record of every published unit (of this format version unless any_version)."""
+    """day → record of every published unit (of this format version unless any_version). A record is replaced by a
+    rename into the directory, which moves its mtime: while that is unchanged (and not within the file system's
+    timestamp granularity of now), the records read last time are the records."""
     d = str(units_dir(root))
     out: dict[str, dict[str, Any]] = {}
     try:
+        mtime = os.stat(d).st_mtime_ns
+        hit = _LISTED.get((d, any_version))
+        if hit and hit[0] == mtime and time.time_ns() - mtime > _RACY_NS:
+            return dict(hit[1])
         names = os.listdir(d)
     except FileNotFoundError:
         return out
@@ -172,6 +222,7 @@ def load_records(root: Path, any_version: bool = False) -> dict[str, dict[str, A
             rec = read_record(f"{d}/{name}", any_version)
             if rec is not None:
                 out[name[:-5]] = rec
+    _LISTED[(d, any_version)] = (mtime, dict(out))
     return out
 
 
