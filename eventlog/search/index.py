@@ -237,6 +237,11 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
     out = Progress()
     reasons = {d: None if rebuild else stale_reason(root, records.get(d), files, want)
                for d, files in sorted(sc.check.items(), reverse=True)}
+    if want and not rebuild:  # a day the per-process cache vouches for can still have lost its projection
+        for d in sc.days:
+            rec = records.get(d)
+            if d not in reasons and rec and rec.get("model") and project.load(root, rec) is None:
+                reasons[d] = project.MISSING
     todo = [d for d, why in reasons.items() if rebuild or (why is not None and why != project.MISSING)]
     derive = [d for d, why in reasons.items() if why == project.MISSING]
     out.fresh = len(sc.days) - len(todo) - (len(derive) if check_only else 0)

@@ -17,6 +17,7 @@ Garbage collection removes it with its data file.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,10 @@ def derive(vec: np.ndarray, scale: np.ndarray, dim: int = DIM) -> dict[str, np.n
 
 def load(root: Path, rec: dict[str, Any]) -> dict[str, Any] | None:
     """The unit's projection (memory-mapped, kept open), or None when it is absent or belongs to another data file."""
+    path = path_for(root, rec)
     try:
-        arr = store.open_cached(path_for(root, rec))
+        st = os.stat(path)  # deleted or replaced since it was mapped: map it again
+        arr = store.open_cached(path, (st.st_ino, st.st_size, st.st_mtime_ns))
     except (FileNotFoundError, store.IndexError_):
         return None
     if "of" not in arr or arr["of"][0].decode() != rec.get("sha256"):

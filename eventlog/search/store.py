@@ -119,6 +119,8 @@ def read_rows(arrays: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray
     a = arrays[name]
     width = a.shape[1] * a.itemsize
     out = np.empty((len(rows), a.shape[1]), a.dtype)
+    if not len(rows):
+        return out
     view = memoryview(out).cast("B")
     at = arrays["_at"][name]
     fd = os.open(arrays["_path"], os.O_RDONLY)
@@ -159,14 +161,16 @@ _OPEN: dict[str, dict[str, Any]] = {}
 _OPEN_MAX = 4096
 
 
-def open_cached(path: Path) -> dict[str, Any]:
-    """open_data, kept open per process: a data file never changes under its name (a rebuild writes a new name)."""
+def open_cached(path: Path, ident: Any = None) -> dict[str, Any]:
+    """open_data, kept open per process: a data file never changes under its name (a rebuild writes a new name). A
+    file that may be replaced under its name (a projection) passes its `ident` (e.g. inode and size)."""
     key = str(path)
     got = _OPEN.get(key)
-    if got is None:
+    if got is None or got.get("_ident") != ident:
         if len(_OPEN) >= _OPEN_MAX:
             _OPEN.clear()
         got = _OPEN[key] = open_data(path)
+        got["_ident"] = ident
     return got
 
 
