@@ -33,8 +33,8 @@ class SearchQuery:
     until: date | None = None
     direction: str | None = None  # in | out
     limit: int = 10
-    candidates: int | None = None  # vector modes. None: the projection first pass, rank.default_candidates(n) rescored
-    #                                exactly per list; N: N of them; 0: exhaustive (every document's exact int8 cosine)
+    candidates: int | None = None  # vector modes. None or 0: exhaustive (every document's exact int8 cosine, the
+    #                                default); N: the projection first pass, N candidates rescored exactly
 
 
 @dataclass
@@ -87,7 +87,7 @@ def validate(q: SearchQuery) -> None:
     if q.direction not in (None, "in", "out"):
         raise SearchError("--direction must be in or out")
     if q.candidates is not None and q.candidates < 0:
-        raise SearchError("--candidates must be 0 (exhaustive) or more")
+        raise SearchError("--candidates must be 0 (exhaustive, the default) or more")
     if q.since and q.until and q.since > q.until:
         raise SearchError("--since is after --until")
 
@@ -152,7 +152,7 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     qvec = None
     if mode in ("vector", "hybrid", "rrf"):
         qvec = embed.load().encode([q.text], query=True)[0]
-    projs = [project.load(root, rec) for rec, _ in units] if qvec is not None and q.candidates != 0 else None
+    projs = [project.load(root, rec) for rec, _ in units] if qvec is not None and q.candidates else None
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,
