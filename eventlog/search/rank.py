@@ -2,12 +2,13 @@
 vectors, their min-max-normalised weighted fusion (`hybrid`) and reciprocal rank fusion (`rrf`).
 Filters (chat, days, direction) select documents *before* anything is scored or normalised.
 
-Vector scoring is exhaustive int8 by default; with candidates (SearchQuery.candidates) it is two-pass. First every document in scope gets an *estimated* cosine from its unit's
-projection (project.py: 64 int8 numbers a message, the unit's mean and top principal axes; 1/8 of the int8 vectors'
-bytes). Then `rescore` computes the exact int8 cosine of the candidates — the best by estimated cosine, the best by the
-mode's estimated fused score (the candidates; `default_candidates` when not given) and the FLOOR lowest by estimated cosine (for the min-max
-range) — and, until none is left, of every document in the final top k that still carries an estimate. So every hit's score is the exact int8 score; an estimate only decides
-which documents are looked at closely, and the remaining estimates are clamped into the exact range."""
+Vector scoring is exhaustive int8 by default; with candidates (SearchQuery.candidates) it is two-pass. First every
+document in scope gets an *estimated* cosine from its unit's projection (project.py: 64 int8 numbers a message, the
+unit's mean and top principal axes; 1/8 of the int8 vectors' bytes). Then `rescore` computes the exact int8 cosine of
+the candidates — the best by the mode's estimated fused score (the candidates; `default_candidates` when not given),
+the CEIL best and FLOOR lowest by estimated cosine (for the min-max range) — and, until none is left, of every document
+in the final top k that still carries an estimate. So every hit's score is the exact int8 score; an estimate only
+decides which documents are looked at closely, and the remaining estimates are clamped into the exact range."""
 from __future__ import annotations
 
 import math
