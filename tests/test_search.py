@@ -16,7 +16,7 @@ import pytest
 
 from eventlog.compact import compact
 from eventlog.reader import iter_events
-from eventlog.search import SearchQuery, index, search, store
+from eventlog.search import SearchQuery, index, project, search, store
 from eventlog.search.tokens import tokens
 from eventlog.writer import EventLog
 
@@ -223,7 +223,7 @@ def _as_v1_unit(root: Path, day: str) -> None:
 
     rec = store.load_records(root)[day]
     arr = store.open_data(store.units_dir(root) / rec["data"])
-    data = store.pack({k: v for k, v in arr.items() if k not in ("_mmap", "bits")})
+    data = store.pack({k: v for k, v in arr.items() if not k.startswith("_") and k != "bits"})
     name = f"{day}.v1.bin"
     (store.units_dir(root) / name).write_bytes(data)
     old = {**rec, "v": 1, "data": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
@@ -246,7 +246,7 @@ def test_an_old_format_unit_is_reported_and_rebuilt_never_read(root: Path) -> No
     cli = [sys.executable, "-m", "eventlog", "index", "--root", str(root)]
     r = subprocess.run(cli + ["--check", "--json"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 1 and json.loads(r.stdout)["stale"] == ["2026-10-01"], r.stdout
-    # a rebuild upgrades it, reusing the v1 unit's vectors (no message embedded again), and adds the sign bits
+    # a rebuild upgrades it, reusing the v1 unit's vectors (no message embedded again), with its projection
     calls: list[int] = []
     m = embed.load()
     real = m.encode
@@ -258,22 +258,129 @@ def test_an_old_format_unit_is_reported_and_rebuilt_never_read(root: Path) -> No
     assert calls == []
     rec = store.load_records(root)["2026-10-01"]
     arr = store.open_data(store.units_dir(root) / rec["data"])
-    assert rec["v"] == store.UNIT_VERSION and arr["bits"].shape == (len(arr["vec"]), arr["vec"].shape[1] // 8)
+    assert rec["v"] == store.UNIT_VERSION and project.load(root, rec)["codes"].shape == (len(arr["vec"]), project.DIM)
     assert subprocess.run(cli + ["--check"], capture_output=True, timeout=600).returncode == 0
     assert oracle(root, "ноутбук") == bm25_ids(root, "ноутбук")
 
 
-def test_hamming_paths_agree() -> None:
+def _projections_match_units(root: Path) -> None:
+    """Every unit with vectors has its projection, derived from exactly its current data file; none is left over."""
+    import numpy as np
+
+
+
+    recs = store.load_records(root)
+    for rec in recs.values():
+        proj = project.load(root, rec)
+        assert proj is not None, rec["day"]
+        arr = store.open_data(store.units_dir(root) / rec["data"])
+        want = project.derive(arr["vec"], arr["scale"])
+        assert np.array_equal(proj["codes"], want["codes"]) and np.array_equal(proj["basis"], want["basis"])
+    stems = {r["data"][:-4] for r in recs.values()}
+    store.collect_garbage(root, min_age_s=0)
+    assert {p.name[:-5] for p in store.units_dir(root).glob("*.proj")} == stems
+
+
+def _default_equals_exhaustive(root: Path, candidates: int = 1000) -> None:
+    """The first pass's ranking equals the exhaustive one when the candidates outnumber the log; with fewer, every
+    vector hit carries its exact int8 cosine."""
+    for w in QUERIES:
+        for mode in ("vector", "hybrid"):
+            got = search(root, SearchQuery(w, mode=mode, limit=10, candidates=candidates)).hits
+            exh = search(root, SearchQuery(w, mode=mode, limit=10_000, candidates=0)).hits
+            if candidates >= 1000:
+                assert [h.id for h in got] == [h.id for h in exh[:10]], (w, mode)
+            elif mode == "vector":
+                exact = {h.id: h.score for h in exh}
+                assert got and all(h.score == pytest.approx(exact[h.id], abs=1e-5) for h in got), w
+
+
+def test_projection_fresh_under_appends_late_events_compaction_and_damage(root: Path) -> None:
+    """The first pass's projections (project.py) follow their units: written with each unit before its record,
+    derived for a unit that lacks one (`index --check` lists it, `index` derives it without a rebuild), never used
+    for another data file or when damaged, collected with their data file. Throughout, the first pass's ranking with
+    1,000 candidates equals the exhaustive one on this small log and, with 3, still carries exact cosines only."""
+    from eventlog.search import embed
+
+    if embed.available():
+        pytest.skip(embed.available())
+    rng = random.Random(8)
+    log = EventLog(root, fsync="never")
+    log.append_many(_events(rng, 60, ["2026-10-01", "2026-10-02", "2026-10-03"]))
+    index.update(root)
+    _projections_match_units(root)
+    _default_equals_exhaustive(root)
+    log.append_many(_events(rng, 10, ["2026-10-03", "2026-10-04"]))  # append + a new day
+    log.append_many(_events(rng, 4, ["2026-10-01"], chats=("@late",)))  # a late event, a new chat
+    _default_equals_exhaustive(root)
+    _projections_match_units(root)
+    compact(root, before=date(2026, 10, 4))
+    assert search(root, SearchQuery("laptop", mode="hybrid")).updated_days == []
+    _projections_match_units(root)
+    cli = [sys.executable, "-m", "eventlog", "index", "--root", str(root)]
+    recs = store.load_records(root)
+    # a unit without its projection (an older build): listed stale, derived — not rebuilt — by `index`
+    project.path_for(root, recs["2026-10-02"]).unlink()
+    r = subprocess.run(cli + ["--check", "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1 and json.loads(r.stdout)["stale"] == ["2026-10-02"], r.stdout
+    assert search(root, SearchQuery("laptop", mode="hybrid"), refresh=False).hits  # meanwhile: exact for that day
+    assert index.update(root).built == []
+    assert store.load_records(root)["2026-10-02"]["data"] == recs["2026-10-02"]["data"]
+    _projections_match_units(root)
+    # a damaged projection is not used, and is derived again
+    pp = project.path_for(root, recs["2026-10-01"])
+    pp.write_bytes(pp.read_bytes()[:200])
+    store._OPEN.clear()
+    assert project.load(root, recs["2026-10-01"]) is None
+    _default_equals_exhaustive(root, candidates=3)
+    assert index.update(root).built == []
+    _projections_match_units(root)
+    # a projection of another data file (put in the new unit's place) is never used
+    log.append_many(_events(rng, 3, ["2026-10-03"]))
+    old = recs["2026-10-03"]
+    index.update(root)
+    new = store.load_records(root)["2026-10-03"]
+    assert new["data"] != old["data"]
+    shutil.copyfile(project.path_for(root, recs["2026-10-04"]), project.path_for(root, new))
+    store._OPEN.clear()
+    assert project.load(root, new) is None
+    assert subprocess.run(cli + ["--check"], capture_output=True, timeout=600).returncode == 1
+    index.update(root)
+    _projections_match_units(root)
+
+
+def test_best_selection_equals_a_full_partition() -> None:
+    """rank._best (a sampled threshold, then a partition over what is above it) picks the same values as a full
+    argpartition: random, tied, constant, sorted and -inf-padded arrays, small and large."""
     import numpy as np
 
     from eventlog.search import rank
 
-    rng = np.random.default_rng(4)
-    bits = rng.integers(0, 256, (300, 64), dtype=np.uint8)
-    q = rng.integers(0, 256, 64, dtype=np.uint8)
-    want = np.unpackbits(bits ^ q, axis=1).sum(axis=1)
-    assert (rank.hamming(bits, q) == want).all()
-    assert (rank._POP8[bits ^ q].sum(axis=1) == want).all()
-    m = rng.standard_normal((5, 512)).astype(np.float32)
-    unpacked = np.unpackbits(rank.sign_bits(m), axis=1, bitorder="little").astype(bool)
-    assert (unpacked == (m > 0)).all()
+    rng = np.random.default_rng(2)
+    big = 16 * rank._SAMPLE + 5
+    cases = [rng.standard_normal(big).astype(np.float32), np.round(rng.standard_normal(big), 1).astype(np.float32),
+             np.zeros(big, np.float32), np.arange(big, dtype=np.float32), -np.arange(big, dtype=np.float32),
+             np.where(rng.random(big) < 0.99, -np.inf, 1.0).astype(np.float32), rng.standard_normal(50)]
+    for x in cases:
+        for k in (1, 10, 1000, 5000):
+            if k > len(x):
+                continue
+            got = rank._best(x, k)
+            assert len(got) == k == len(set(got.tolist()))
+            assert np.array_equal(np.sort(x[got]), np.sort(x)[-k:]), (x[:5], k)
+
+
+def test_read_rows_equals_the_mapped_rows(root: Path) -> None:
+    import numpy as np
+
+    rng = random.Random(4)
+    EventLog(root, fsync="never").append_many(_events(rng, 80, ["2026-10-01"]))
+    index.update(root)
+    rec = store.load_records(root)["2026-10-01"]
+    arr = store.open_data(store.units_dir(root) / rec["data"])
+    if "vec" not in arr:
+        pytest.skip("no vectors")
+    n = len(arr["vec"])
+    for rows in ([0], [n - 1], list(range(n)), [1, 2, 3, 7, 9, 10, n - 2, n - 1], []):
+        r = np.array(sorted(set(rows)), np.int64)
+        assert np.array_equal(store.read_rows(arr, "vec", r), np.asarray(arr["vec"])[r])

@@ -86,11 +86,12 @@ def test_cli_json_fields_and_exit_codes(root: Path) -> None:
         assert r.returncode == 2 and "Traceback" not in r.stderr, bad
 
 
-def test_first_pass_scoring_against_exhaustive_int8_on_the_evaluation(tmp_path: Path) -> None:
-    """The opt-in sign-bit first pass + exact int8 rescoring (SearchQuery.candidates) against the default exhaustive
-    int8 scoring, on the evaluation's log (4,101 messages) and its 111 questions. With 2,000 candidates (half the log)
-    the rankings agree up to near ties; with 8 (the share 2,000 has of 1 M messages) every vector hit still carries its exact
-    int8 score, and the ranking agrees only mostly — which is why the first pass is not the default (docs/search.md)."""
+def test_first_pass_against_exhaustive_on_the_evaluation(tmp_path: Path) -> None:
+    """The projection first pass + exact int8 rescoring (SearchQuery.candidates) against exhaustive int8 scoring (the
+    default), on the evaluation's log (4,101 messages) and its 111 questions: with 1,000 candidates (a quarter of
+    the log) the top 10 equal the exhaustive top 10 up to ties (recall@10 ≥ 0.99 counting a tie of the 10th score as
+    a hit: the log repeats texts); with 41 (1 %) and 4 (the share the default has at 1 M: 1,047 of 1 M) every vector
+    hit carries its exact int8 score and a hit missing from the exhaustive list scores no higher than its 10th. The 1 M figure is measured by tools/bench/search.py (recall vs exhaustive)."""
     if embed.available():
         pytest.skip(embed.available())
     sys.path.insert(0, str(EVAL))
@@ -102,51 +103,57 @@ def test_first_pass_scoring_against_exhaustive_int8_on_the_evaluation(tmp_path: 
     generate(root)
     index.update(root)
     queries = [json.loads(x)["query"] for x in (EVAL / "questions.jsonl").read_text().splitlines() if x.strip()]
-    same_top1 = {}
+    recall: dict[tuple[str, int], float] = {}
     for mode in ("vector", "hybrid", "rrf"):
-        agree = 0
-        for q in queries:
-            full = search(root, SearchQuery(q, mode=mode, limit=10), refresh=False).hits
-            half = search(root, SearchQuery(q, mode=mode, limit=10, candidates=2000), refresh=False).hits
-            if mode == "vector":  # the same ranking up to near ties (an estimate can keep one of two equals out)
-                assert all(abs(a.score - b.score) < 0.01 for a, b in zip(half, full)), q
-            fast = search(root, SearchQuery(q, mode=mode, limit=10, candidates=8), refresh=False).hits
-            assert len(fast) == len(full) == 10
-            agree += fast[0].id == full[0].id
-            if mode == "vector":  # no normalisation: a hit's score is its exact int8 cosine, whatever the pass
-                exhaustive = {h.id: h.score for h in full}
-                for h in fast:
-                    if h.id in exhaustive:
-                        assert h.score == pytest.approx(exhaustive[h.id], abs=1e-6)
-                    else:
-                        assert h.score <= full[-1].score + 1e-6  # it only replaces a hit the first pass missed
-        same_top1[mode] = agree / len(queries)
-    print("first pass at 8 candidates, share of questions with the exhaustive top hit:", same_top1)
-    assert min(same_top1.values()) >= 0.6, same_top1
+        for cand in (1000, 41, 4):
+            hit = 0
+            for q in queries:
+                deep = search(root, SearchQuery(q, mode=mode, limit=10_000, candidates=0), refresh=False).hits
+                full = deep[:10]
+                got = search(root, SearchQuery(q, mode=mode, limit=10, candidates=cand), refresh=False).hits
+                assert len(got) == len(full) == 10
+                # a hit counts if it is in the exhaustive top 10 or ties its 10th score (the log repeats texts)
+                exact_score = {h.id: h.score for h in deep}
+                hit += sum(h.id in {f.id for f in full} or exact_score[h.id] >= full[-1].score - 1e-5 for h in got)
+                if cand == 1000 and mode == "vector":  # the same ranking up to near ties
+                    assert all(abs(a.score - b.score) < 1e-5 for a, b in zip(got, full)), q
+                if mode == "vector":  # no normalisation: a hit's score is its exact int8 cosine, whatever the pass
+                    exhaustive = {h.id: h.score for h in full}
+                    for h in got:
+                        if h.id in exhaustive:
+                            assert h.score == pytest.approx(exhaustive[h.id], abs=1e-5)
+                        else:
+                            assert h.score <= full[-1].score + 1e-5  # it only replaces a hit the first pass missed
+            recall[(mode, cand)] = hit / (10 * len(queries))
+    print("first pass recall@10 against exhaustive on the evaluation:", recall)
+    # measured: vector and hybrid 1.00 at 1,000, 41 and 4 (the days here hold fewer messages than the 64 axes, so the
+    # estimate is nearly exact); rrf 0.94 / 0.73 / 0.68 — its vector ranks of the documents not rescored come from
+    # the estimates, so RRF under a first pass is approximate by construction
+    assert all(recall[(m, c)] >= 0.99 for m in ("vector", "hybrid") for c in (1000, 41)), recall
+    assert recall[("rrf", 1000)] >= 0.9 and recall[("rrf", 41)] >= 0.6, recall
 
 
-def test_sign_bit_estimate_tracks_the_cosine() -> None:
-    """The first pass's estimate cos(π·hamming/dim) from sign bits, on the evaluation's facts and questions: correlated
-    with the exact cosine, and the exact best fact of each question is among the estimate's best 10 of 60. (On 60
-    facts; among 4,101 messages it is far weaker — see the first-pass test and docs/search.md.)"""
+def test_projection_estimate_tracks_the_cosine() -> None:
+    """The first pass's estimate (project.py: the unit's mean and 64 principal axes, int8 codes), derived from the
+    int8 vectors of the evaluation's 60 facts, against their exact int8 cosines with the 111 questions: close, and
+    the exact best fact of each question is among the estimate's best 3."""
     if embed.available():
         pytest.skip(embed.available())
-    from eventlog.search.rank import estimate_rows, sign_bits
+    from eventlog.search import project
 
     m = embed.load()
     facts = [json.loads(x)["text"] for x in (EVAL / "facts.jsonl").read_text().splitlines() if x.strip()]
     queries = [json.loads(x)["query"] for x in (EVAL / "questions.jsonl").read_text().splitlines() if x.strip()]
-    docs, qv = m.encode(facts), m.encode(queries, query=True)
-    q8, _ = quantise(docs)
-    bits = sign_bits(q8)
-    est_table = np.cos(np.pi * np.arange(m.dim + 1) / m.dim).astype(np.float32)
-    exact = qv @ docs.T
-    rows = np.arange(len(facts))
-    misses, corr = 0, []
+    q8, scale = quantise(m.encode(facts))
+    qv = m.encode(queries, query=True)
+    proj = project.derive(q8, scale)
+    assert proj["codes"].shape == (len(facts), project.DIM)
+    exact = (q8.astype(np.float32) * scale[:, None]) @ qv.T
+    misses, errs = 0, []
     for i in range(len(queries)):
-        est = estimate_rows(bits, sign_bits(qv[i:i + 1])[0], rows, est_table)
-        corr.append(np.corrcoef(est, exact[i])[0, 1])
-        misses += int(np.argmax(exact[i]) not in np.argsort(-est)[:10])
-    # measured: correlation min 0.70, median 0.85; the exact best fact is within the estimate's best 5 for every question
-    assert min(corr) > 0.6 and np.median(corr) > 0.8, (min(corr), np.median(corr))
+        est = project.estimate(proj, qv[i], None)
+        errs.append(float(np.abs(est - exact[:, i]).max()))
+        misses += int(np.argmax(exact[:, i]) not in np.argsort(-est)[:3])
+    # 60 facts span at most 59 axes: 64 axes reconstruct them up to the codes' int8 step
+    assert max(errs) < 0.02, max(errs)
     assert misses == 0

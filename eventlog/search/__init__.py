@@ -12,10 +12,11 @@ from typing import Any, Callable
 import orjson
 
 from ..errors import EventlogError
-from . import embed, index, rank, store
+from . import embed, index, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
+MAX_RSS_MB = 320  # after a query above this, the index pages it mapped are released (they stay in the page cache)
 
 
 class SearchError(EventlogError):
@@ -32,7 +33,8 @@ class SearchQuery:
     until: date | None = None
     direction: str | None = None  # in | out
     limit: int = 10
-    candidates: int | None = None  # None: every document's exact int8 cosine; N: sign-bit first pass, N rescored
+    candidates: int | None = None  # vector modes. None or 0: exhaustive (every document's exact int8 cosine, the
+    #                                default); N: the projection first pass, N candidates rescored exactly
 
 
 @dataclass
@@ -84,8 +86,8 @@ def validate(q: SearchQuery) -> None:
         raise SearchError("--limit must be at least 1")
     if q.direction not in (None, "in", "out"):
         raise SearchError("--direction must be in or out")
-    if q.candidates is not None and q.candidates < 1:
-        raise SearchError("--candidates must be at least 1")
+    if q.candidates is not None and q.candidates < 0:
+        raise SearchError("--candidates must be 0 (exhaustive, the default) or more")
     if q.since and q.until and q.since > q.until:
         raise SearchError("--since is after --until")
 
@@ -150,10 +152,11 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     qvec = None
     if mode in ("vector", "hybrid", "rrf"):
         qvec = embed.load().encode([q.text], query=True)[0]
+    projs = [project.load(root, rec) for rec, _ in units] if qvec is not None and q.candidates else None
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,
-                              _ms(q.until + timedelta(days=1)) if q.until else None, first_pass=q.candidates is not None)
+                              _ms(q.until + timedelta(days=1)) if q.until else None, projs)
     if qvec is None:
         score, ok = rank.fuse(scored, mode, q.weight)
         best = rank.top(score, ok, scored.ts, q.limit)
@@ -167,4 +170,5 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
         if ev is None:
             continue
         hits.append(_hit(len(hits) + 1, float(score[i]), ev))
+    store.release_all(MAX_RSS_MB)
     return SearchResult(hits, mode, notes, updated)

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import numpy as np
 import orjson
 
-from . import embed, rank, store
+from . import embed, project, store
 from .index import DIRECTIONS, Src, identity_of_bytes
 from .tokens import token_ids
 
@@ -119,10 +119,11 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
                 seen.clear()
             for i in rows:
                 seen[_text_hash(texts[i])] = (q[i].copy(), scale[i])
-        arrays["vec"], arrays["scale"], arrays["bits"] = q, scale, rank.sign_bits(q)
+        arrays["vec"], arrays["scale"] = q, scale
     record = {"docs": n, "dl_sum": int(dl.sum()), "files": [lf.relpath for lf in files], "chats": chats, "sources": sources,
               "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0}
-    return store.publish(root, day, record, arrays)
+    sidecars = {project.SUFFIX: project.derive(arrays["vec"], arrays["scale"])} if embedder is not None else None
+    return store.publish(root, day, record, arrays, sidecars)
 
 
 SEEN: dict[str, dict[int, tuple[np.ndarray, np.float32]]] = {}  # model → text hash → vector, across days of one update

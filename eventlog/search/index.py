@@ -23,7 +23,7 @@ import numpy as np
 
 from ..layout import RAW, parse_relpath
 from ..schema import CHANNEL_RE, CHAT_ID_RE
-from . import embed, store
+from . import embed, project, store
 
 MESSAGE_EVENTS = (b"message:received", b"message:sent")
 DIRECTIONS = {"in": 1, "out": 2}
@@ -96,11 +96,20 @@ class Scan:
     check: dict[str, list[Src]]  # the days that need a real freshness check (or a build), with all their files
 
 
+_LS: dict[str, tuple[int, list[str]]] = {}  # directory → (mtime, its subdirectories): a new one moves the mtime
+
+
 def _subdirs(path: str, pattern: Any) -> list[str]:
     try:
-        return sorted(e.name for e in os.scandir(path) if e.is_dir() and pattern.fullmatch(e.name))
+        mtime = os.stat(path).st_mtime_ns
+        hit = _LS.get(path)
+        if hit is not None and hit[0] == mtime and time.time_ns() - mtime > _RACY_NS:
+            return hit[1]
+        got = sorted(e.name for e in os.scandir(path) if e.is_dir() and pattern.fullmatch(e.name))
     except (FileNotFoundError, NotADirectoryError):
         return []
+    _LS[path] = (mtime, got)
+    return got
 
 
 def scan(root: Path, since: date | None, until: date | None, records: dict[str, dict[str, Any]],
@@ -206,6 +215,8 @@ def stale_reason(root: Path, rec: dict[str, Any] | None, files: list[Any], model
             continue
         if list(source_identity(lf.path)) != [src[0], src[1]]:
             return f"{lf.relpath} changed"
+    if model and project.load(root, rec) is None:  # derived from the unit alone: `update` writes it, no rebuild
+        return project.MISSING
     return None
 
 
@@ -224,10 +235,21 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
     want = None if any_model else model
     sc = scan(root, since, until, records, want, everything=rebuild or check_only)
     out = Progress()
-    todo = [d for d, files in sorted(sc.check.items(), reverse=True)
-            if rebuild or stale_reason(root, records.get(d), files, want) is not None]
-    out.fresh = len(sc.days) - len(todo)
-    if not check_only:
+    reasons = {d: None if rebuild else stale_reason(root, records.get(d), files, want)
+               for d, files in sorted(sc.check.items(), reverse=True)}
+    if want and not rebuild:  # a day the per-process cache vouches for can still have lost its projection
+        for d in sc.days:
+            rec = records.get(d)
+            if d not in reasons and rec and rec.get("model") and project.load(root, rec) is None:
+                reasons[d] = project.MISSING
+    todo = [d for d, why in reasons.items() if rebuild or (why is not None and why != project.MISSING)]
+    derive = [d for d, why in reasons.items() if why == project.MISSING]
+    out.fresh = len(sc.days) - len(todo) - (len(derive) if check_only else 0)
+    if check_only:
+        todo = sorted(todo + derive, reverse=True)
+    else:
+        for d in derive:  # a unit published without its projection (an older build): derived from its vectors
+            project.ensure(root, records[d])
         for i, (d, docs) in enumerate(build.build_days(root, todo, sc.check, model, jobs)):
             out.messages += docs
             if progress:
@@ -239,7 +261,7 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
             if not check_only:
                 store.remove_unit(root, d)
             out.removed.append(d)
-        if not check_only:
+        if not check_only and (todo or derive or out.removed):  # nothing published or dropped: nothing to collect
             store.collect_garbage(root)
     return out
 

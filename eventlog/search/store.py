@@ -26,6 +26,7 @@ INDEX_DIR = "index"
 UNIT_VERSION = 2  # 2: sign bits of the vectors ("bits") for the Hamming first pass; a v1 unit is stale (rebuilt, its
 #                    vectors reused) and never read as a v2 one
 _ALIGN = 64
+_DATA_EXTS = ("bin", "proj")  # a unit's data file and its derived sidecars (project.py): removed together
 
 
 class IndexError_(EventlogError):
@@ -99,7 +100,7 @@ def open_data(path: Path) -> dict[str, np.ndarray]:
     except orjson.JSONDecodeError:
         raise IndexError_(f"{path}: bad header") from None
     base = nl + 1 + ((-(nl + 1)) % _ALIGN)
-    out: dict[str, Any] = {"_mmap": mm}
+    out: dict[str, Any] = {"_mmap": mm, "_path": str(path), "_at": {}}
     for name, (dt, shape, off) in layout.items():
         dtype = np.dtype(dt)
         count = 1
@@ -108,7 +109,49 @@ def open_data(path: Path) -> dict[str, np.ndarray]:
         if base + off + count * dtype.itemsize > size:
             raise IndexError_(f"{path}: truncated array {name}")
         out[name] = np.frombuffer(mm, dtype=dtype, count=count, offset=base + off).reshape(shape)
+        out["_at"][name] = base + off
     return out
+
+
+def read_rows(arrays: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
+    """Rows of a 2-d array of a unit by pread, not through its memory map: a page fault on a file mapping maps the
+    pages around it too (16 on Linux), so a few scattered rows per unit would make most of the file resident."""
+    a = arrays[name]
+    width = a.shape[1] * a.itemsize
+    out = np.empty((len(rows), a.shape[1]), a.dtype)
+    if not len(rows):
+        return out
+    view = memoryview(out).cast("B")
+    at = arrays["_at"][name]
+    fd = os.open(arrays["_path"], os.O_RDONLY)
+    try:
+        i, rl = 0, rows.tolist()
+        while i < len(rl):  # runs of consecutive rows in one read
+            j = i + 1
+            while j < len(rl) and rl[j] == rl[j - 1] + 1:
+                j += 1
+            want = (j - i) * width
+            if os.preadv(fd, [view[i * width:j * width]], at + rl[i] * width) != want:
+                raise IndexError_(f"{arrays['_path']}: short read")
+            i = j
+    finally:
+        os.close(fd)
+    return out
+
+
+def release_all(max_rss_mb: int) -> bool:
+    """release() every mapped unit and projection when this process's resident set is above max_rss_mb (read from
+    /proc, where there is one): the mapped pages a query touched stay resident until then."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            rss = int(f.read().split()[1]) * mmap.PAGESIZE
+    except (OSError, ValueError, IndexError):
+        return False
+    if rss <= max_rss_mb << 20:
+        return False
+    for arrays in _OPEN.values():
+        release(arrays)
+    return True
 
 
 _RECORDS: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}  # path → (stat key, parsed), per process
@@ -118,14 +161,16 @@ _OPEN: dict[str, dict[str, Any]] = {}
 _OPEN_MAX = 4096
 
 
-def open_cached(path: Path) -> dict[str, Any]:
-    """open_data, kept open per process: a data file never changes under its name (a rebuild writes a new name)."""
+def open_cached(path: Path, ident: Any = None) -> dict[str, Any]:
+    """open_data, kept open per process: a data file never changes under its name (a rebuild writes a new name). A
+    file that may be replaced under its name (a projection) passes its `ident` (e.g. inode and size)."""
     key = str(path)
     got = _OPEN.get(key)
-    if got is None:
+    if got is None or got.get("_ident") != ident:
         if len(_OPEN) >= _OPEN_MAX:
             _OPEN.clear()
         got = _OPEN[key] = open_data(path)
+        got["_ident"] = ident
     return got
 
 
@@ -158,11 +203,21 @@ def read_record(path: Path | str, any_version: bool = False) -> dict[str, Any] |
     return rec if any_version or rec["v"] == UNIT_VERSION else None
 
 
+_LISTED: dict[tuple[str, bool], tuple[int, dict[str, dict[str, Any]]]] = {}  # (dir, any_version) → (mtime, records)
+_RACY_NS = 2_000_000_000
+
+
 def load_records(root: Path, any_version: bool = False) -> dict[str, dict[str, Any]]:
-    """day → record of every published unit (of this format version unless any_version)."""
+    """day → record of every published unit (of this format version unless any_version). A record is replaced by a
+    rename into the directory, which moves its mtime: while that is unchanged (and not within the file system's
+    timestamp granularity of now), the records read last time are the records."""
     d = str(units_dir(root))
     out: dict[str, dict[str, Any]] = {}
     try:
+        mtime = os.stat(d).st_mtime_ns
+        hit = _LISTED.get((d, any_version))
+        if hit and hit[0] == mtime and time.time_ns() - mtime > _RACY_NS:
+            return dict(hit[1])
         names = os.listdir(d)
     except FileNotFoundError:
         return out
@@ -171,17 +226,30 @@ def load_records(root: Path, any_version: bool = False) -> dict[str, dict[str, A
             rec = read_record(f"{d}/{name}", any_version)
             if rec is not None:
                 out[name[:-5]] = rec
+    _LISTED[(d, any_version)] = (mtime, dict(out))
     return out
 
 
-def publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+def write_sidecar(root: Path, data_name: str, suffix: str, data_sha256: str, arrays: dict[str, np.ndarray]) -> None:
+    """A file derived from the data file `data_name` alone, beside it as `<stem><suffix>`, naming the data's SHA-256
+    in its array "of" (a reader uses it only with that data file); published atomically."""
+    out = {"of": np.array([data_sha256.encode()], "S64"), **arrays}
+    _write_atomic(units_dir(root) / (data_name[: -len(".bin")] + suffix), pack(out))
+
+
+def publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray],
+            sidecars: dict[str, dict[str, np.ndarray]] | None = None) -> dict[str, Any]:
+    """Write the data file, then its sidecars (suffix → arrays, see write_sidecar), then the record that names them:
+    a reader never sees a record without its data file, nor a data file's sidecar from another one."""
     d = units_dir(root)
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     data = pack(arrays)
     name = f"{day}.{time.time_ns():x}{secrets.token_hex(2)}.bin"
     _write_atomic(d / name, data)
-    record = {**record, "v": UNIT_VERSION, "day": day, "data": name, "bytes": len(data),
-              "sha256": hashlib.sha256(data).hexdigest()}
+    sha = hashlib.sha256(data).hexdigest()
+    for suffix, extra in (sidecars or {}).items():
+        write_sidecar(root, name, suffix, sha, extra)
+    record = {**record, "v": UNIT_VERSION, "day": day, "data": name, "bytes": len(data), "sha256": sha}
     _write_atomic(d / f"{day}.json", orjson.dumps(record))
     return record
 
@@ -200,12 +268,13 @@ def collect_garbage(root: Path, min_age_s: float = 60.0) -> int:
     d = units_dir(root)
     if not d.is_dir():
         return 0
-    live = {rec["data"] for rec in load_records(root, any_version=True).values()}
+    live = {rec["data"][: -len(".bin")] for rec in load_records(root, any_version=True).values()}
     now = time.time()
     n = 0
     for e in os.scandir(d):
         stale_tmp = e.name.endswith(".tmp")
-        if (e.name.endswith(".bin") and e.name not in live) or stale_tmp:
+        stem, dot, ext = e.name.rpartition(".")
+        if (dot and ext in _DATA_EXTS and stem not in live) or stale_tmp:
             try:
                 if now - e.stat().st_mtime >= min_age_s:
                     os.unlink(e.path)

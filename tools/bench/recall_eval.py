@@ -32,7 +32,7 @@ from eventlog.layout import parse_when  # noqa: E402
 
 KINDS = ("exact", "forms", "typo", "paraphrase", "crosslang", "dates")
 LIMIT = 10
-CANDIDATES: int | None = None  # --candidates: the vector modes' sign-bit first pass (None: exhaustive)
+CANDIDATES: int | None = None  # --candidates: the vector modes' first pass (None: the library default; 0: exhaustive)
 
 
 def load_questions(path: Path = HERE / "questions.jsonl") -> list[dict[str, Any]]:
@@ -153,14 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, help="reuse (or generate into) this log root (default: a temporary one)")
     ap.add_argument("--model", help="embedding model for the vector modes (sets EVENTLOG_EMBED_MODEL)")
     ap.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
-    ap.add_argument("--candidates", type=int, help="vector modes: the sign-bit first pass, keeping N candidates for "
-                    "exact rescoring (SearchQuery.candidates); 0 or absent = exhaustive int8 scoring, the default")
+    ap.add_argument("--candidates", type=int, help="vector modes: the projection first pass keeps N candidates for "
+                    "exact rescoring (SearchQuery.candidates); 0 = exhaustive int8 scoring; absent = the library default")
     ap.add_argument("--json", action="store_true", help="one JSON object with every table")
     ap.add_argument("--details", action="store_true", help="with --json: the rank of the answer per question")
     args = ap.parse_args(argv)
     if args.model:
         os.environ["EVENTLOG_EMBED_MODEL"] = args.model
-    if args.candidates:
+    if args.candidates is not None:
         global CANDIDATES
         CANDIDATES = args.candidates
     tmp = None

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Search benchmark (issue 14): index build time and size, query p50/p99 as a command and as a library call, peak RSS,
-each beside the grep baseline (`--mode text`, the recall library) in the same run and the goal; then the recall
-evaluation with the default exhaustive int8 vector scoring beside the opt-in sign-bit first pass (`--candidates`).
+each beside the grep baseline (`--mode text`, the recall library) in the same run and the goal; the default
+(exhaustive int8) vector scoring beside the projection first pass (`--candidates FIRST_PASS`), with the first pass's
+recall@10/@50 against exhaustive at 1 M; then the recall evaluation, default and first pass.
 
     python tools/bench/search.py [--chats 200 --days 365] [--slice-chats 20 --slice-days 365] [--jobs 2]
                                  [--runs 10] [--reps 3] [--no-eval] [--keep]
@@ -39,11 +40,12 @@ QUERIES = ["invoice", "deploy server", "contract review", "договор", "д�
            "payment delivery", "проверка сборка"]
 ENV1 = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 GOAL_MS, GOAL_RSS = 100, 500
+FIRST_PASS = 1047  # candidates of the measured first pass: rank.default_candidates(1 M), 0.1 % of the messages
 
 TILE = r"""
 import sys, numpy as np
 from pathlib import Path
-from eventlog.search import index, rank, store
+from eventlog.search import index, project, store
 root, src = Path(sys.argv[1]), Path(sys.argv[2])
 vecs, scales = [], []
 for day, rec in sorted(store.load_records(src).items()):
@@ -52,12 +54,13 @@ for day, rec in sorted(store.load_records(src).items()):
 vec, scale = np.concatenate(vecs), np.concatenate(scales)
 at = 0
 for day, rec in sorted(store.load_records(root).items()):
-    arr = {k: np.array(v) for k, v in store.open_data(store.units_dir(root) / rec["data"]).items() if k != "_mmap"}
+    arr = {k: np.array(v) for k, v in store.open_data(store.units_dir(root) / rec["data"]).items()
+           if not k.startswith("_") and k != "bits"}
     take = (at + np.arange(rec["docs"])) % len(vec); at += rec["docs"]
     arr["vec"], arr["scale"] = vec[take], scale[take]
-    arr["bits"] = rank.sign_bits(arr["vec"])
     keep = {k: v for k, v in rec.items() if k not in ("v", "day", "data", "bytes", "sha256")}
-    store.publish(root, day, {**keep, "model": model, "dim": dim}, arr)
+    store.publish(root, day, {**keep, "model": model, "dim": dim}, arr,
+                  {project.SUFFIX: project.derive(arr["vec"], arr["scale"])})
 store.collect_garbage(root, min_age_s=0)
 print(index.size_bytes(root), len(vec))
 """
@@ -67,10 +70,11 @@ import json, sys, time
 from pathlib import Path
 from eventlog.search import SearchQuery, search
 root, modes, queries, reps = Path(sys.argv[1]), sys.argv[2].split(","), json.loads(sys.argv[3]), int(sys.argv[4])
+FIRST_PASS = int(sys.argv[5])
 out = {}
 for mode in modes:
     name, _, opt = mode.partition(":")
-    cand = 2000 if opt == "first-pass" else None
+    cand = FIRST_PASS if opt == "first-pass" else None
     search(root, SearchQuery(queries[0], mode=name))  # warm: imports, model load, page cache, freshness cache
     ts, cpu = [], []
     for _ in range(reps):
@@ -79,6 +83,32 @@ for mode in modes:
             search(root, SearchQuery(q, mode=name, limit=10, candidates=cand), refresh=opt != "norefresh")
             ts.append(time.perf_counter() - t); cpu.append(time.process_time() - c)
     out[mode] = sorted(ts); out[mode + ":cpu"] = sorted(cpu)
+print(json.dumps(out))
+"""
+
+RECALL = r"""
+import json, sys
+from datetime import date
+from pathlib import Path
+from eventlog.search import SearchQuery, search
+root, queries, since, FIRST_PASS = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+since = date.fromisoformat(since) if since else None
+out = {}
+for mode in ("vector", "hybrid"):
+    r10, r50 = [], []
+    for q in queries:
+        exh = search(root, SearchQuery(q, mode=mode, limit=200, since=since, candidates=0), refresh=False).hits
+        got = search(root, SearchQuery(q, mode=mode, limit=50, since=since, candidates=FIRST_PASS), refresh=False).hits
+        score = {h.id: h.score for h in exh}
+        for k, acc in ((10, r10), (50, r50)):
+            if len(exh) < k:
+                continue
+            kth = exh[k - 1].score
+            want = {h.id for h in exh[:k]}
+            # a hit counts if it is in the exhaustive top k, or ties its k-th score (tiled vectors repeat)
+            acc.append(sum(h.id in want or score.get(h.id, -1e9) >= kth - 1e-6 for h in got[:k]) / k)
+    out[mode] = {"recall@10": sum(r10) / max(len(r10), 1), "min@10": min(r10, default=0),
+                 "recall@50": sum(r50) / max(len(r50), 1), "min@50": min(r50, default=0), "queries": len(r10)}
 print(json.dumps(out))
 """
 
@@ -128,7 +158,8 @@ def build(root: Path, extra: list[str]) -> dict:
 
 
 def library(root: Path, modes: list[str], reps: int) -> dict:
-    wall, cpu, rss, out = measured([PY, "-c", LIB, str(root), ",".join(modes), json.dumps(QUERIES), str(reps)])
+    wall, cpu, rss, out = measured([PY, "-c", LIB, str(root), ",".join(modes), json.dumps(QUERIES), str(reps),
+                                    str(FIRST_PASS)])
     res = json.loads(out)
     return {m: {"p50_ms": round(pct(res[m], 50) * 1000, 1), "p99_ms": round(pct(res[m], 99) * 1000, 1),
                 "cpu_p50_ms": round(pct(res[m + ":cpu"], 50) * 1000, 1),
@@ -224,13 +255,28 @@ def main(argv: list[str] | None = None) -> int:
                 "hybrid": "hybrid (default: every message scored exactly)",
                 "bm25:norefresh": "bm25, refresh=False (ranking only, no freshness check)",
                 "hybrid:norefresh": "hybrid, refresh=False (ranking only)",
-                "vector:first-pass": "vector, candidates=2000 (sign-bit first pass)",
-                "hybrid:first-pass": "hybrid, candidates=2000 (sign-bit first pass)"}.get(m, m)
+                "vector:first-pass": f"vector, candidates={FIRST_PASS} (projection first pass)",
+                "hybrid:first-pass": f"hybrid, candidates={FIRST_PASS} (projection first pass)"}.get(m, m)
         row(f"library {what}", f"p50 {x['p50_ms']} ms wall / {x['cpu_p50_ms']} ms CPU, p99 {x['p99_ms']} / "
             f"{x['cpu_p99_ms']}", f"p50 ≤ {GOAL_MS} ms" if m.startswith("hybrid") else "—")
     row("library hybrid / text, p50 CPU", f"{lib['hybrid']['cpu_p50_ms'] / max(lib['text']['cpu_p50_ms'], .1):.3f}")
+    row("library hybrid first pass / exhaustive, p50 CPU",
+        f"{lib['hybrid:first-pass']['cpu_p50_ms'] / max(lib['hybrid']['cpu_p50_ms'], .1):.2f}")
     row("library bm25 share of hybrid, p50 CPU", f"{lib['bm25']['cpu_p50_ms'] / max(lib['hybrid']['cpu_p50_ms'], .1):.2f}")
     row("peak RSS, one process running all the modes above", f"{lib['rss_mb']} MB", f"< {GOAL_RSS} MB")
+    rec_sets = [(target, "", label.split(":")[0])]
+    own = _records(big)
+    if target is not big and own and any(r.get("model") for r in own):  # the big corpus's partial own index: real vectors
+        first = min(r["day"] for r in own if r.get("model"))
+        rec_sets.append((big, first, f"the big corpus's own vectors since {first} ({sum(r['docs'] for r in own if r['day'] >= first)} messages)"))
+    for root_, since, what in rec_sets:
+        _, _, _, out = measured([PY, "-c", RECALL, str(root_), json.dumps(QUERIES + _eval_queries()), since,
+                                 str(FIRST_PASS)])
+        rc = report.setdefault("recall_vs_exhaustive", {})[what] = json.loads(out)
+        for mode, x in rc.items():
+            row(f"first pass ({FIRST_PASS}) vs exhaustive, {mode}, {x['queries']} queries, on {what[:40]}",
+                f"recall@10 {x['recall@10']:.4f} (min {x['min@10']:.2f}), @50 {x['recall@50']:.4f}",
+                "≥ 0.99 recall@10 to become the default")
     for mode in ("text", "bm25", "hybrid"):
         c = report[f"command_{mode}"] = command(target, mode, args.runs if mode != "hybrid" else max(3, args.runs // 2))
         row(f"command `eventlog search --mode {mode}`", f"p50 {c['p50_ms']} ms wall / {c['cpu_p50_ms']} ms CPU, "
@@ -238,16 +284,22 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.no_eval:
         n_eval = 4101
-        cand = max(1, round(2000 * n_eval / max(report.get("bm25_build", {}).get("messages", 1_046_903), 1)))
-        for name, c in (("default: exhaustive int8 scoring (unchanged)", 0),
-                        (f"opt-in first pass, --candidates {cand} (the share 2,000 has at 1 M)", cand)):
-            r = subprocess.run([PY, "tools/bench/recall_eval.py", "--candidates", str(c)], cwd=REPO,
+        cand = max(1, round(FIRST_PASS * n_eval / 1_046_903))
+        for name, c in (("default: exhaustive int8 scoring", None),
+                        (f"first pass with --candidates {cand} (the share {FIRST_PASS} has at 1 M)", cand)):
+            r = subprocess.run([PY, "tools/bench/recall_eval.py"] + ([] if c is None else ["--candidates", str(c)]),
+                               cwd=REPO,
                                capture_output=True, text=True, env={**os.environ, **ENV1})
             print(f"[evaluation — {name}]\n{r.stdout}{r.stderr[-2000:]}", flush=True)
             if r.returncode:
                 return 1
     print("JSON " + json.dumps(report))
     return 0
+
+
+def _eval_queries() -> list[str]:
+    path = REPO / "tools" / "bench" / "recall_eval" / "questions.jsonl"
+    return [json.loads(x)["query"] for x in path.read_text().splitlines() if x.strip()]
 
 
 def _records(root: Path) -> list[dict]:

@@ -1,0 +1,93 @@
+"""The vector first pass: a low-dimensional projection of each unit's int8 vectors, derived from them alone.
+
+Per unit (one UTC day), from the stored vectors x (row ≈ int8 · scale): their mean μ and the top DIM principal axes V
+(DIM × 512) of x − μ, and per message the int8 codes of V(x − μ) with one scale a row. For a query q (unit length):
+
+    cos(q, x) = q·μ + (Vq)·(V(x − μ)) + q_⊥·(x − μ)_⊥  ≈  q·μ + (Vq)·codes · cscale
+
+— the dropped term is the part of x − μ outside the unit's top DIM axes (USE vectors share a mean direction and
+most of their spread lies in few axes). The estimate reads DIM bytes a message instead of 512 and is one small
+matrix-vector product per unit; rank.py rescores the candidates it picks with the exact int8 cosine.
+
+The projection lives beside its unit as `<data file stem>.proj` (same packed-array format, store.pack) and names the
+data file's SHA-256 ("of"): a unit's data file never changes under its name, so a projection is either the one of
+the data file it sits beside or not used (never stale). It is written before the unit's record (store.publish), and
+derived for units published without one (an older build; `eventlog index` does it, `index --check` lists the day).
+Garbage collection removes it with its data file.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import store
+
+DIM = 64
+SUFFIX = ".proj"
+MISSING = "vector projection missing"  # stale_reason's answer for a unit that only lacks its projection
+_SAMPLE = 4096  # rows used to find the axes (all of a day's rows up to this)
+
+
+def path_for(root: Path, rec: dict[str, Any]) -> Path:
+    return store.units_dir(root) / (rec["data"][: -len(".bin")] + SUFFIX)
+
+
+def derive(vec: np.ndarray, scale: np.ndarray, dim: int = DIM) -> dict[str, np.ndarray]:
+    """The projection arrays of int8 rows `vec` with per-row `scale`."""
+    n, d = vec.shape
+    k = min(dim, d)
+    x = vec.astype(np.float32) * np.asarray(scale, np.float32)[:, None]
+    mu = x.mean(axis=0) if n else np.zeros(d, np.float32)
+    xc = x - mu
+    sample = xc if n <= _SAMPLE else xc[np.linspace(0, n - 1, _SAMPLE).astype(np.int64)]
+    if len(sample):
+        cov = sample.T @ sample
+        w, axes = np.linalg.eigh(cov.astype(np.float64))  # ascending eigenvalues
+        basis = np.ascontiguousarray(axes[:, ::-1][:, :k].T, dtype=np.float32)
+    else:
+        basis = np.zeros((k, d), np.float32)
+    c = xc @ basis.T
+    mx = np.abs(c).max(axis=1) if n else np.zeros(0, np.float32)
+    mx[mx == 0] = 1
+    cscale = (mx / 127).astype(np.float32)
+    codes = np.clip(np.rint(c / cscale[:, None]), -127, 127).astype(np.int8)
+    return {"mu": mu.astype(np.float32), "basis": basis, "codes": codes, "cscale": cscale}
+
+
+def load(root: Path, rec: dict[str, Any]) -> dict[str, Any] | None:
+    """The unit's projection (memory-mapped, kept open), or None when it is absent or belongs to another data file."""
+    path = path_for(root, rec)
+    try:
+        st = os.stat(path)  # deleted or replaced since it was mapped: map it again
+        arr = store.open_cached(path, (st.st_ino, st.st_size, st.st_mtime_ns))
+    except (FileNotFoundError, store.IndexError_):
+        return None
+    if "of" not in arr or arr["of"][0].decode() != rec.get("sha256"):
+        return None
+    return arr
+
+
+def ensure(root: Path, rec: dict[str, Any]) -> bool:
+    """Derive and write the projection of a published unit with vectors that lacks one. True if it wrote one."""
+    if not rec.get("model") or load(root, rec) is not None:
+        return False
+    data = store.open_data(store.units_dir(root) / rec["data"])
+    if "vec" not in data:
+        return False
+    store.write_sidecar(root, rec["data"], SUFFIX, rec["sha256"], derive(data["vec"], data["scale"]))
+    store.release(data)
+    return True
+
+
+def estimate(proj: dict[str, Any], qvec: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    """Estimated cosine of the query with the unit's messages (all, or `rows`, ascending)."""
+    codes = proj["codes"] if rows is None else proj["codes"][rows]
+    cs = proj["cscale"] if rows is None else proj["cscale"][rows]
+    qp = proj["basis"] @ qvec
+    out = codes.astype(np.float32) @ qp
+    out *= cs
+    out += float(proj["mu"] @ qvec)
+    return out
