@@ -2,9 +2,9 @@
 //   baseline  — OpenClaw's grammY Bot with the unpatched transformer chain (a pass-through standing in for the
 //               account throttler, whose rate limits would dominate) and a canned-response fetch (no network);
 //   tap without log I/O — our transformer with the real DLP engine and a log that keeps nothing (decomposition);
-//   patched   — the same plus the real writer as the gateway runs it (in its own thread, writer-thread.mjs), for each
+//   patched   — the same plus the real writer as the gateway runs it by default (on the event loop), for each
 //               fsync policy;
-//   in-thread — the same writer on the event loop ($EVENTLOG_WRITER_THREAD=0 in the gateway): the before/after pair.
+//   threaded  — the same writer in its own thread (writer-thread.mjs; $EVENTLOG_WRITER_THREAD=1 in the gateway).
 // Interleaved in rounds so drift hits both sides alike. Goal (issue 9): the tap WITH the log adds ≤ 1 ms p99 per call
 // over the baseline. Printed per case: p50/p99 per call (µs), added p50/p99 over the baseline (median over rounds of
 // the per-round difference), CPU time per call (process-wide: the main thread and libuv's thread pool, so it holds on
@@ -151,9 +151,9 @@ function scanOnlyBot() {
 }
 
 const makers = { baseline: async () => makeBot(null), "tap without log I/O": async () => scanOnlyBot(),
-  "patched fsync=never": () => patchedBot("never"), "patched fsync=batch": () => patchedBot("batch"),
-  "in-thread fsync=never": () => patchedBot("never", openEventLog, createTap, false),
-  "in-thread fsync=batch": () => patchedBot("batch", openEventLog, createTap, false) };
+  "patched fsync=never": () => patchedBot("never", openEventLog, createTap, false),
+  "patched fsync=batch": () => patchedBot("batch", openEventLog, createTap, false),
+  "threaded fsync=never": () => patchedBot("never"), "threaded fsync=batch": () => patchedBot("batch") };
 // --compare-runtime DIR: the same two cases with another runtime's tap-core.mjs and writer.mjs (e.g. an older
 // commit's), for before/after figures from one run: `git archive <commit> eventlog/patches/openclaw/runtime | tar -x
 // -C /tmp/old` → --compare-runtime /tmp/old/eventlog/patches/openclaw/runtime
@@ -224,21 +224,21 @@ for (const [name, s] of Object.entries(samples)) {
   console.log(JSON.stringify(rows[name]));
 }
 const withLog = Object.keys(rows).filter((k) => k.startsWith("patched"));
-const inThread = Object.keys(rows).filter((k) => k.startsWith("in-thread"));
+const threaded = Object.keys(rows).filter((k) => k.startsWith("threaded"));
 const compared = Object.keys(rows).filter((k) => k.startsWith("compare"));
 const worst = Math.max(...withLog.map((k) => rows[k].added_p99_us));
 console.log(JSON.stringify({ bench: "tap-overhead-goal", goal: "added p99 per outbound call with the log <= 1 ms",
   goal_added_p99_us: GOAL_ADDED_P99_US, added_p99_us: Object.fromEntries(withLog.map((k) => [k, rows[k].added_p99_us])),
   tap_without_log_added_p99_us: rows["tap without log I/O"].added_p99_us,
   added_cpu_us_per_call: Object.fromEntries(withLog.map((k) => [k, rows[k].added_cpu_us_per_call])),
-  added_loop_cpu_us_per_call: Object.fromEntries([...withLog, ...inThread, "tap without log I/O"].map((k) => [k,
+  added_loop_cpu_us_per_call: Object.fromEntries([...withLog, ...threaded, "tap without log I/O"].map((k) => [k,
     rows[k].added_loop_cpu_us_per_call])),
-  in_thread_added_p99_us: Object.fromEntries(inThread.map((k) => [k, rows[k].added_p99_us])),
+  threaded_added_p99_us: Object.fromEntries(threaded.map((k) => [k, rows[k].added_p99_us])),
   peak_rss_mb: Object.fromEntries(Object.keys(rows).map((k) => [k, rows[k].peak_rss_mb])),
-  // what the writer thread costs in memory: each threaded case's peak RSS minus the same case in-thread
-  writer_thread_backlog_max: Object.fromEntries(withLog.map((k) => [k, rows[k].writer_thread_backlog_max])),
-  thread_added_peak_rss_mb: Object.fromEntries(withLog.map((k) => [k, rows[k].peak_rss_mb
-    - rows[k.replace("patched", "in-thread")].peak_rss_mb])),
+  // what the writer thread costs in memory: each threaded case's peak RSS minus the same case on the event loop
+  writer_thread_backlog_max: Object.fromEntries(threaded.map((k) => [k, rows[k].writer_thread_backlog_max])),
+  thread_added_peak_rss_mb: Object.fromEntries(threaded.map((k) => [k, rows[k].peak_rss_mb
+    - rows[k.replace("threaded", "patched")].peak_rss_mb])),
   added_cpu_in_call_p99_us: Object.fromEntries(withLog.map((k) => [k, rows[k].added_cpu_in_call_p99_us])),
   tap_without_log_added_cpu_in_call_p99_us: rows["tap without log I/O"].added_cpu_in_call_p99_us,
   ...(compared.length ? { compare_runtime: COMPARE, compare_added_p99_us: Object.fromEntries(compared.map((k) => [k,
@@ -266,9 +266,9 @@ console.log(`goal: +p99 with the log ≤ ${GOAL_ADDED_P99_US} µs → wall clock
   `(for the threaded cases it also counts the writer thread's work done meanwhile on the other core).`);
 const loopCpu = (k) => rows[k]?.added_loop_cpu_us_per_call;
 console.log(`on-loop CPU per call added over the baseline (what the next call waits behind): tap without log I/O ` +
-  `+${loopCpu("tap without log I/O")} µs; with the log in its thread (as the gateway runs it) never ` +
-  `+${loopCpu("patched fsync=never")} / batch +${loopCpu("patched fsync=batch")} µs; in-thread never ` +
-  `+${loopCpu("in-thread fsync=never")} / batch +${loopCpu("in-thread fsync=batch")} µs. The writer thread's peak RSS ` +
-  `(threaded minus in-thread case): ${withLog.map((k) => `${rows[k].peak_rss_mb - rows[k.replace("patched", "in-thread")].peak_rss_mb} MB`).join(" / ")}` +
-  ` (most appends in flight to the thread: ${withLog.map((k) => rows[k].writer_thread_backlog_max).join(" / ")}; at the tap's ` +
+  `+${loopCpu("tap without log I/O")} µs; with the log on the event loop (as the gateway runs it) never ` +
+  `+${loopCpu("patched fsync=never")} / batch +${loopCpu("patched fsync=batch")} µs; in its thread never ` +
+  `+${loopCpu("threaded fsync=never")} / batch +${loopCpu("threaded fsync=batch")} µs. The writer thread's peak RSS ` +
+  `(threaded minus patched case): ${threaded.map((k) => `${rows[k].peak_rss_mb - rows[k.replace("threaded", "patched")].peak_rss_mb} MB`).join(" / ")}` +
+  ` (most appends in flight to the thread: ${threaded.map((k) => rows[k].writer_thread_backlog_max).join(" / ")}; at the tap's ` +
   `limit of 256 the thread did not keep up — a CPU-starved machine — and the waiting records cost the main heap).`);

@@ -359,7 +359,7 @@ class EventLog {
 
 /** Open a writer on `root` (created 0700 if missing). fsync: always | batch (default) | never.
  * thread: run the writer in a worker thread (writer-thread.mjs; same API and promises, the event loop only hands the
- * event over). Default: $EVENTLOG_WRITER_THREAD=1; the gateway's tap passes true unless $EVENTLOG_WRITER_THREAD=0. */
+ * event over). Default: $EVENTLOG_WRITER_THREAD=1 (also how the gateway's tap decides). */
 export async function openEventLog({
   root = resolveRoot(process.env), fsync = "batch", autoseal = true,
   warn = (line) => process.stderr.write(line + "\n"), lease = {}, thread = process.env.EVENTLOG_WRITER_THREAD === "1",
