@@ -175,7 +175,10 @@ class Scanner:
 
     def candidates(self, t: str) -> list[tuple[int, int, int]]:
         """(rule index, start, end) for every accepted match in t, before overlap resolution."""
-        lower = fold(t).lower()
+        lower = t.lower()
+        # a FOLD character shows in the lower-cased text as a longer text (İ), ı or ſ (K is already k)
+        if len(lower) != len(t) or "\u0131" in lower or "\u017f" in lower:
+            lower = fold(t).lower()
         selected, kw_starts = self._prefilter.scan(lower)
         tracked = self._prefilter.tracked
         out = []
