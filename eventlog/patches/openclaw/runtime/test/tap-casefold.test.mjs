@@ -27,7 +27,9 @@ for (const [text, rule] of CASES) {
       assert.equal(tg.requests.length, 1);
       const out = tg.requests[0].body.text;
       assert.match(out, new RegExp(`\\[REDACTED:${rule}\\]`));
-      for (const secret of ["S3cr3tValue99", "abcd1234efgh5678ijkl", "abcdEFGH1234ijklMNOP"]) assert.ok(!out.includes(secret), out);
+      for (const secret of ["S3cr3tValue99", "abcd1234efgh5678ijkl", "abcdEFGH1234ijklMNOP"]) {
+        assert.ok(!out.includes(secret), out);
+      }
       await tap.flush();
     } finally { await tg.close(); rmSync(root, { recursive: true, force: true }); }
   });
