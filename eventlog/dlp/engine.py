@@ -71,6 +71,20 @@ def fast_pattern(pattern: str) -> str:
     return cls + cls + rest + pattern[m.end():]
 
 
+# Case folding shared with the JS engine (docs/dlp.md, "Case-insensitive matching"): the non-ASCII characters that
+# either engine's case-insensitive regex matching equates with an ASCII letter, found by exhaustive comparison of every
+# code point (tests/vectors/dlp/casefold.json). The keyword prefilter and the keyword anchors look at the lower-cased
+# text with these folded, so a rule is selected, and tried at the keyword, wherever its `i` regex can match: `APİ_KEY`,
+# `apı_key`, `ſecret`. Same length: offsets are unchanged.
+FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+_FOLDABLE = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
+def fold(t: str) -> str:
+    """t with the FOLD characters replaced by their ASCII letters (t itself when it has none)."""
+    return t.translate(FOLD) if _FOLDABLE.search(t) is not None else t
+
+
 def _letter(c: str) -> bool:
     return "a" <= c <= "z" or "а" <= c <= "я" or c == "ё"
 
@@ -162,6 +176,9 @@ class Scanner:
     def candidates(self, t: str) -> list[tuple[int, int, int]]:
         """(rule index, start, end) for every accepted match in t, before overlap resolution."""
         lower = t.lower()
+        # a FOLD character shows in the lower-cased text as a longer text (İ), ı or ſ (K is already k)
+        if len(lower) != len(t) or "\u0131" in lower or "\u017f" in lower:
+            lower = fold(t).lower()
         selected, kw_starts = self._prefilter.scan(lower)
         tracked = self._prefilter.tracked
         out = []

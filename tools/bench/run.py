@@ -27,6 +27,7 @@ BENCHES = {
     "store_profile": ([PY, "tools/bench/store_profile.py"], ["--events", "10000"]),
     "writer_syscalls": ([PY, "tools/bench/writer_syscalls.py", "--node", NODE], ["--quick"]),
     "dlp": ([PY, "tools/bench/dlp.py"], ["--corpus", "2000", "--latency", "300", "--log-chats", "5", "--log-days", "60"]),
+    "dlp_casefold": ([PY, "tools/bench/dlp_casefold.py"], ["--rounds", "11"]),
     "recall": ([PY, "tools/bench/recall.py"], ["--chats", "40", "--days", "90", "--runs", "3"]),
     "js_writer": ([NODE, "tools/bench/js_writer.mjs"], ["--n", "500"]),
     "tap": ([NODE, "tools/bench/tap_overhead.mjs"], ["--calls", "1000", "--rounds", "3"]),

@@ -78,17 +78,27 @@ const stepAt = (t, i) => (isHi(t.charCodeAt(i)) && isLo(t.charCodeAt(i + 1)) ? 2
 
 const bigram = (a, b) => ((a * 1031) ^ b) & 0xffff;
 
+// Case folding shared with the Python engine (docs/dlp.md, "Case-insensitive matching"): the non-ASCII characters that
+// either engine's case-insensitive regex matching equates with an ASCII letter, found by exhaustive comparison of every
+// code point (tests/vectors/dlp/casefold.json). Python's re.IGNORECASE matches İ (U+0130) and ı (U+0131) as i, /iu does
+// not: the `i` rules run on the text with these replaced (same length: offsets stay valid, findings and redaction use
+// the original text), and the prefilter and the keyword anchors see them folded too.
+export const FOLD = Object.freeze({ "\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k" });
+const FOLDABLE = /[\u0130\u0131\u017f\u212a]/g;
+const foldText = (t) => t.replace(FOLDABLE, (c) => FOLD[c]);
+
 // Lower-casing for the prefilter. String#toLowerCase on a 2.5 KB Cyrillic string costs ~60 µs in V8; a per-unit
 // table built once from toLowerCase itself costs a few. Keyword presence is all that is asked of it, and it agrees
-// with toLowerCase on that: every BMP unit maps to its one-unit lower case; the only BMP character whose lower case is
-// longer, U+0130 (İ → i + U+0307), is expanded; surrogates (astral letters never lower to a keyword character) stay.
+// with toLowerCase on that: every BMP unit maps to its one-unit lower case, the FOLD characters to their ASCII letter
+// (İ, the only BMP character whose lower case is longer, included); surrogates (astral letters never lower to a keyword
+// character) stay. Every unit maps to one: the lower-cased text has the length of the text.
 const LOWER = new Uint16Array(0x10000);
 for (let c = 0; c < 0x10000; c++) {
   if (c >= 0xd800 && c <= 0xdfff) { LOWER[c] = c; continue; }
-  const l = String.fromCharCode(c).toLowerCase();
+  const ch = String.fromCharCode(c);
+  const l = FOLD[ch] ?? ch.toLowerCase();
   LOWER[c] = l.length === 1 ? l.charCodeAt(0) : c;
 }
-const DOTTED_I = 0x130;
 const lowerBuf = { codes: new Uint16Array(4096) };
 const UTF16 = new TextDecoder("utf-16le");
 
@@ -120,7 +130,7 @@ function compileRule(r, index) {
   // V8 ~5 % CPU: irregexp already skips to possible starts, so the JS engine compiles the patterns as written)
   const pattern = r.pattern;
   const rule = {
-    index, id: r.id, severity: r.severity, action: r.action, group: r.group || 0,
+    index, id: r.id, severity: r.severity, action: r.action, group: r.group || 0, ci: flags.includes("i"),
     keywords: r.keywords, validator: r.validator ?? null, entropy: r.entropy ?? null,
     context: r.context ?? null, stopwords: r.stopwords || [], holdback: r.holdback ?? null,
     // d (match indices) only where a group is reported: it costs time on every match
@@ -198,6 +208,7 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
   for (const r of compiled) if (r.anchorRx) r.kwIdx = r.keywords.map((k) => kwIndex.get(k));
   const marks = new Uint32Array(1 << 16);
   let gen = 0;
+  let folded = false; // set by prep: the text has a FOLD character
   /** One pass: lower-case t into lowerBuf (the LOWER table) and mark every bigram of the result; returns its length. */
   function prep(t) {
     gen = (gen + 1) >>> 0;
@@ -205,19 +216,14 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     let out = lowerBuf.codes;
     if (out.length < 2 * t.length + 1) out = lowerBuf.codes = new Uint16Array(2 * t.length + 1);
     let n = 0, prev = -1;
+    folded = false;
     for (let i = 0; i < t.length; i++) {
       const c = t.charCodeAt(i);
-      if (c === DOTTED_I) {
-        out[n++] = 0x69; out[n++] = 0x307;
-        if (prev >= 0) marks[bigram(prev, 0x69)] = gen;
-        marks[bigram(0x69, 0x307)] = gen;
-        prev = 0x307;
-      } else {
-        const l = LOWER[c];
-        out[n++] = l;
-        if (prev >= 0) marks[bigram(prev, l)] = gen;
-        prev = l;
-      }
+      const l = LOWER[c];
+      if (l < 0x80 && c >= 0x80) folded = true; // a FOLD character: the `i` rules scan foldText(t)
+      out[n++] = l;
+      if (prev >= 0) marks[bigram(prev, l)] = gen;
+      prev = l;
     }
     return n;
   }
@@ -290,9 +296,11 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
       if (at >= 0) for (const i of idx) sel.add(i);
     }
     const out = [];
+    let ft = null; // foldText(t), built for the first `i` rule when t has a FOLD character
     for (const ri of [...sel].sort((a, b) => a - b)) {
       const r = compiled[ri];
       const rx = r.rx;
+      const tx = r.ci && folded ? (ft ??= foldText(t)) : t;
       let pos = 0;
       // anchored rules: every match starts at a keyword occurrence, so the sticky regex is tried only there, in
       // order (the same result as exec from every position)
@@ -310,11 +318,11 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
         let m = null;
         if (starts === null) {
           rx.lastIndex = pos;
-          m = rx.exec(t);
+          m = rx.exec(tx);
         } else {
           while (m === null && k < starts.length) {
             const p = starts[k++];
-            if (p >= pos) { r.anchorRx.lastIndex = p; m = r.anchorRx.exec(t); }
+            if (p >= pos) { r.anchorRx.lastIndex = p; m = r.anchorRx.exec(tx); }
           }
         }
         if (m === null) break;
