@@ -57,6 +57,9 @@ MODULES = {
     "writer-lock.mjs": ("writer", [T + "writer-lock-symlink.test.mjs", T + "writer-lease.test.mjs", T + "writer.test.mjs",
                                    T + "tap.test.mjs", T + "writer-head.test.mjs"]),
     "tap-core.mjs": ("tap-core", [T + "tap.test.mjs", T + "tap-release.test.mjs"]),
+    # the writer in its own thread ($EVENTLOG_WRITER_THREAD=1): the thread test, then the tap's (thread death refuses)
+    "writer-thread.mjs": ("writer", [T + "writer-thread.test.mjs"] + WRITER_TESTS),
+    "writer-worker.mjs": ("writer", [T + "writer-thread.test.mjs"] + WRITER_TESTS),
 }
 # Test files written for issue 15 item 1 (to kill survivors). They run LAST for each module, so a mutant whose first
 # failing file is one of them survived the suite as it was before: one run gives the score before and after them.

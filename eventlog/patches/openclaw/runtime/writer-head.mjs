@@ -110,8 +110,10 @@ async function streamState(path, known) {
   }
 }
 
-/** Append a checkpoint if any covered stream changed since the last one (`log` is the writer). */
+/** Append a checkpoint if any covered stream changed since the last one (`log` is the writer). A root without
+ * `seals/` yet gets it (0700, its parent fsynced, as every directory the writer makes). */
 export async function checkpoint(log) {
+  await log.ensureDirs(CHECKPOINTS);
   await withFileLock(join(log.root, CHECKPOINTS + ".hold"), async () => {
     const state = await folded(log.root);
     const changed = {};
