@@ -69,7 +69,7 @@ NEW_TESTS = {
             T + "dlp-engine-twin.test.mjs", T + "dlp-validators-twin.test.mjs"],
     "writer": [T + "writer-edges.test.mjs", T + "writer-damage.test.mjs", T + "writer-lock-protocol.test.mjs",
                T + "writer-format-kat.test.mjs", T + "writer-checkpoint.test.mjs",
-               T + "writer-tail.test.mjs", T + "writer-autoseal.test.mjs"],
+               T + "writer-tail.test.mjs", T + "writer-autoseal.test.mjs", T + "writer-durability.test.mjs"],
     "tap-core": [T + "tap-failclosed.test.mjs"],
 }
 MODULES = {_f: (_g, _tests + NEW_TESTS[_g]) for _f, (_g, _tests) in MODULES.items()}
