@@ -70,7 +70,8 @@ NEW_TESTS = {
     "writer": [T + "writer-edges.test.mjs", T + "writer-damage.test.mjs", T + "writer-lock-protocol.test.mjs",
                T + "writer-format-kat.test.mjs", T + "writer-checkpoint.test.mjs",
                T + "writer-tail.test.mjs", T + "writer-autoseal.test.mjs", T + "writer-durability.test.mjs",
-               T + "writer-seal-handoff.test.mjs", T + "writer-lock-edges.test.mjs"],
+               T + "writer-seal-handoff.test.mjs", T + "writer-lock-edges.test.mjs",
+               T + "writer-thread-edges.test.mjs"],
     "tap-core": [T + "tap-failclosed.test.mjs", T + "tap-core-edges.test.mjs"],
 }
 MODULES = {_f: (_g, _tests + NEW_TESTS[_g]) for _f, (_g, _tests) in MODULES.items()}

@@ -4,13 +4,16 @@
 //   switch users: as another user this test is reported as skipped with that reason, never silently passed.
 // - a lock record that cannot be written (the file-size limit is 0: write() fails with EFBIG, as it would with ENOSPC
 //   on a full disk): the append fails with that error and no empty lock file is left behind for others to wait on.
+// - a lease let go (close()) is forgotten by the exit handler: a process exiting later does not remove the lock
+//   file, which by then may be another writer's.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { withFileLock } from "../writer.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const LOCK_MJS = pathToFileURL(join(here, "..", "writer-lock.mjs")).href;
@@ -55,4 +58,29 @@ test("a lock record that cannot be written (EFBIG): the append fails with it and
   assert.equal(r.stdout.trim(), "EFBIG");
   assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith(".lock")), [], "an empty lock file was left behind");
   assert.equal(existsSync(join(dir, "30.jsonl")), false);
+});
+
+test("a process that let go of its lease does not remove the lock at exit (another writer holds it by then)", async () => {
+  const root = mkdtempSync(join(tmpdir(), "evl-lock-exit-"));
+  const child = `
+    const { openEventLog } = await import(${JSON.stringify(WRITER_MJS)});
+    const log = await openEventLog({ root: ${JSON.stringify(root)}, fsync: "never", thread: false, lease: { idleMs: 600000 } });
+    await log.append({ event: "message:received", channel: "telegram", chat_id: "42", ts: "2026-11-30T10:00:00Z" });
+    await log.close();
+    process.stdout.write("dropped\\n");
+    process.stdin.once("data", () => process.exit(0));`;
+  const p = spawn(process.execPath, ["--input-type=module", "-e", child], { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise((r) => p.once("exit", r));
+  await new Promise((resolve, reject) => {
+    let out = "";
+    p.stdout.on("data", (d) => { out += d; if (out.includes("dropped")) resolve(); });
+    p.once("exit", (code) => reject(new Error(`child exited (${code}) before letting go: ${out}`)));
+  });
+  const lock = join(root, "raw/telegram/chats/42/2026/11/30.jsonl.lock");
+  await withFileLock(lock, async () => {
+    const mine = readFileSync(lock, "utf8");
+    p.stdin.write("exit\n");
+    assert.equal(await exited, 0);
+    assert.equal(existsSync(lock) && readFileSync(lock, "utf8"), mine, "the exiting process removed a lock it had let go");
+  });
 });

@@ -1,9 +1,9 @@
 // Seals across writers (issue 15, writer.mjs mutants that looked like cost only): a writer whose file handle is still
 // cached after it let go of the lock must notice a seal another writer made meanwhile and extend it (the cached
-// handle is not a new file); and a writer that appends to an existing day file in an existing directory does not
+// handle is not a new file); a day file that vanished between the listing and its seal is skipped; and a writer that appends to an existing day file in an existing directory does not
 // auto-seal (only a new day file seals the chat's earlier days — eventlog/seal.py's seal_before).
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, statSync, existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -44,3 +44,18 @@ test("appending to an existing day file in an existing directory seals nothing (
   assert.equal(existsSync(join(root, "seals")), false, "auto-seal ran without a new day file");
   assert.equal(readFileSync(join(root, D("29")), "utf8").split("\n").length, 3);
 });
+
+test("auto-seal skips a day file that is gone by the time it is opened (listed, then ENOENT): no failure, rest sealed",
+  async () => {
+    const root = tmp();
+    const lines = [];
+    const log = await openEventLog({ root, fsync: "never", warn: (l) => lines.push(l) });
+    await log.append(ev("27", "sealed later"));
+    // listed by the directory scan, gone when opened: a dangling symbolic link takes the place of a deleted file
+    symlinkSync("gone.jsonl", join(root, D("28")));
+    await log.append(ev("30", "new day"));
+    assert.deepEqual(lines, [], "the auto-seal failed");
+    assert.deepEqual(seals(root).map((s) => [s.file, s.lines]), [[D("27"), 1]]);
+    assert.ok(existsSync(join(root, "seals/checkpoints.jsonl")), "no checkpoint after the seal");
+    await log.close();
+  });
