@@ -8,7 +8,7 @@
 //   file, which by then may be another writer's.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -34,28 +34,62 @@ test("a lock held by another user's live process (kill → EPERM) is waited for,
     let out;
     try { await acquireLock(${JSON.stringify(lock)}, 400); out = "acquired"; } catch (e) { out = e.name; }
     console.log(JSON.stringify({ alive, out, uid: process.getuid() }));`;
-  const r = spawnSync(process.execPath, ["--input-type=module", "-e", child], { encoding: "utf8", timeout: 60_000 });
+  // nobody cannot write V8 coverage into the runner's directory ($NODE_V8_COVERAGE, root's): the child writes it to
+  // a directory of its own and it is copied over, so the mutation runner sees the code only this child executes
+  const covOut = process.env.NODE_V8_COVERAGE;
+  const covChild = covOut ? mkdtempSync(join(tmpdir(), "evl-lock-eperm-cov-")) : null;
+  if (covChild) chmodSync(covChild, 0o777);
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", child], { encoding: "utf8", timeout: 60_000,
+    env: covChild ? { ...process.env, NODE_V8_COVERAGE: covChild } : process.env });
+  if (covChild) for (const f of readdirSync(covChild)) copyFileSync(join(covChild, f), join(covOut, f));
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { alive: true, out: "LockTimeout", uid: 65534 });
   assert.equal(readFileSync(lock, "utf8"), "1\n", "the other user's lock was broken");
 });
 
-test("a lock record that cannot be written (EFBIG): the append fails with it and leaves no lock file", () => {
+test("a lock record that cannot be written (EFBIG): the append fails with it and leaves no lock file", async () => {
   const root = mkdtempSync(join(tmpdir(), "evl-lock-efbig-"));
   const dir = join(root, "raw/telegram/chats/42/2026/11");
   mkdirSync(dir, { recursive: true });
+  // The child's file-size limit is set to 0 (prlimit(1)) only around its append, and lifted before it exits, so its
+  // own files (V8 coverage under the mutation runner) can still be written. SIGXFSZ is ignored (inherited through
+  // exec): write() fails with EFBIG instead.
   const child = `
     const { openEventLog } = await import(${JSON.stringify(WRITER_MJS)});
     const log = await openEventLog({ root: ${JSON.stringify(root)}, fsync: "never", thread: false });
+    const lines = (async function* () { let b = ""; for await (const d of process.stdin) { b += d; let i;
+      while ((i = b.indexOf("\\n")) >= 0) { yield b.slice(0, i); b = b.slice(i + 1); } } })();
+    process.stdout.write("ready\\n");
+    await lines.next();
     try {
       await log.append({ event: "message:received", channel: "telegram", chat_id: "42", ts: "2026-11-30T10:00:00Z" });
-      console.log("appended");
-    } catch (e) { console.log(e.code); }`;
-  // SIGXFSZ ignored (inherited through exec), file size limit 0: every write to a file fails with EFBIG
-  const r = spawnSync("/bin/sh", ["-c", 'trap "" XFSZ; ulimit -f 0; exec "$0" --input-type=module -e "$1"',
-    process.execPath, child], { encoding: "utf8", timeout: 60_000 });
-  assert.equal(r.status, 0, r.stderr);
-  assert.equal(r.stdout.trim(), "EFBIG");
+      process.stdout.write("appended\\n");
+    } catch (e) { process.stdout.write(e.code + "\\n"); }
+    await lines.next();
+    process.exit(0);`;
+  const p = spawn("/bin/sh", ["-c", 'trap "" XFSZ; exec "$0" --input-type=module -e "$1"', process.execPath, child],
+    { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise((r) => p.once("exit", r));
+  let out = "";
+  p.stdout.on("data", (d) => { out += d; });
+  const waitFor = (word) => new Promise((resolve, reject) => {
+    const on = () => { if (out.includes(word)) { p.stdout.off("data", on); resolve(); } };
+    p.stdout.on("data", on);
+    p.once("exit", (code) => reject(new Error(`child exited (${code}): ${out}`)));
+    on();
+  });
+  const prlimit = (v) => {
+    const r = spawnSync("prlimit", ["--pid", String(p.pid), `--fsize=${v}`], { encoding: "utf8" });
+    assert.equal(r.status, 0, `prlimit(1) is required for this test: ${r.error ?? ""}${r.stderr}`);
+  };
+  await waitFor("ready");
+  prlimit("0:unlimited");
+  p.stdin.write("go\n");
+  await waitFor("\nE");
+  prlimit("unlimited:unlimited");
+  p.stdin.write("exit\n");
+  assert.equal(await exited, 0);
+  assert.equal(out, "ready\nEFBIG\n");
   assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith(".lock")), [], "an empty lock file was left behind");
   assert.equal(existsSync(join(dir, "30.jsonl")), false);
 });
