@@ -41,7 +41,10 @@ test("a lock held by another user's live process (kill → EPERM) is waited for,
   if (covChild) chmodSync(covChild, 0o777);
   const r = spawnSync(process.execPath, ["--input-type=module", "-e", child], { encoding: "utf8", timeout: 60_000,
     env: covChild ? { ...process.env, NODE_V8_COVERAGE: covChild } : process.env });
-  if (covChild) for (const f of readdirSync(covChild)) copyFileSync(join(covChild, f), join(covOut, f));
+  if (covChild) {
+    mkdirSync(covOut, { recursive: true }); // made by this process only when it exits
+    for (const f of readdirSync(covChild)) copyFileSync(join(covChild, f), join(covOut, f));
+  }
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { alive: true, out: "LockTimeout", uid: 65534 });
   assert.equal(readFileSync(lock, "utf8"), "1\n", "the other user's lock was broken");
