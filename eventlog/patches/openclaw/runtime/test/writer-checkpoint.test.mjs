@@ -136,3 +136,14 @@ test("checkpoint() on a root without seals/ yet makes it (0700) and records the 
     await log.close();
     await log2.close();
   });
+
+test("checkpoint() with a threaded writer's handle on a root without seals/ makes it 0700 too", async () => {
+  const root = tmp();
+  const log = await openEventLog({ root, fsync: "never", thread: true });
+  try {
+    await log.appendStream("dlp/alerts.jsonl", dlp("dlp:alert", 1));
+    await checkpoint(log);
+    assert.equal(statSync(join(root, "seals")).mode & 0o777, 0o700);
+    assert.deepEqual(records(root).map((r) => r.streams), [{ "dlp/alerts.jsonl": onDisk(root, "dlp/alerts.jsonl") }]);
+  } finally { await log.terminate(); }
+});

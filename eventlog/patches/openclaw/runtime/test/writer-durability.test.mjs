@@ -160,3 +160,12 @@ test("a torn tail's repair: the copy is fsynced before the day file is truncated
     assert.ok(syncDir && syncDir.i < t.acks[0], "the directory (new copy) fsynced before the ACK");
     assert.equal(readFileSync(join(dirname(day), aside.split("/").pop()), "utf8"), '{"torn":');
   });
+
+test("checkpoint() on a root without seals/ makes it and fsyncs the root before it returns (batch)", () => {
+  const root = join(mkdtempSync(join(tmpdir(), "evl-durable-")), "root");
+  const t = traced(root, "batch", [PLAN[3], { op: "checkpoint" }]);
+  const made = t.calls.find((c) => c.name === "mkdir" && c.args.startsWith(`"${join(root, "seals")}"`));
+  assert.ok(made && made.ret === 0, "seals/ was not made by mkdir");
+  const sync = t.calls.find((c) => c.name === "fsync" && pathOf(c.args) === root && c.i > made.i);
+  assert.ok(sync && sync.i < t.acks[1], "the root was not fsynced after seals/ was made, before checkpoint() returned");
+});

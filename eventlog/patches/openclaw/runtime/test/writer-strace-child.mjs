@@ -4,6 +4,7 @@
 // writer acknowledged the step.
 import { writeSync } from "node:fs";
 import { openEventLog } from "../writer.mjs";
+import { checkpoint } from "../writer-head.mjs";
 
 const [root, fsync, mode, plan] = process.argv.slice(2);
 if (!plan) { // not a test file: never open a writer on the default root
@@ -15,6 +16,7 @@ for (const [k, step] of JSON.parse(plan).entries()) {
   if (step.op === "append") await log.append(step.event);
   else if (step.op === "many") await log.appendMany(step.events);
   else if (step.op === "stream") await log.appendStream(step.rel, step.event);
+  else if (step.op === "checkpoint") await checkpoint(log);
   else throw new Error(`unknown step ${step.op}`);
   writeSync(1, `ACK ${k}\n`);
 }
