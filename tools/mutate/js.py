@@ -41,7 +41,7 @@ T = "test/"
 DLP_TESTS = [T + "dlp-validators-kat.test.mjs", T + "dlp-alerts.test.mjs", T + "dlp.test.mjs", T + "tap.test.mjs",
              T + "dlp-allowlist.test.mjs"]
 WRITER_TESTS = [T + "writer.test.mjs", T + "writer-lease.test.mjs", T + "tap.test.mjs", T + "writer-head.test.mjs",
-                T + "writer-lock-symlink.test.mjs"]
+                T + "writer-lock-symlink.test.mjs", T + "writer-thread.test.mjs"]
 MODULES = {
     "dlp-validators.mjs": ("dlp", DLP_TESTS),
     "dlp.mjs": ("dlp", [T + "dlp.test.mjs"] + [t for t in DLP_TESTS if not t.endswith("/dlp.test.mjs")]),
@@ -57,6 +57,9 @@ MODULES = {
     "writer-lock.mjs": ("writer", [T + "writer-lock-symlink.test.mjs", T + "writer-lease.test.mjs", T + "writer.test.mjs",
                                    T + "tap.test.mjs", T + "writer-head.test.mjs"]),
     "tap-core.mjs": ("tap-core", [T + "tap.test.mjs", T + "tap-release.test.mjs"]),
+    # the writer in its own thread ($EVENTLOG_WRITER_THREAD=1): the thread test, then the tap's (thread death refuses)
+    "writer-thread.mjs": ("writer", [T + "writer-thread.test.mjs"] + WRITER_TESTS[:-1]),
+    "writer-worker.mjs": ("writer", [T + "writer-thread.test.mjs"] + WRITER_TESTS[:-1]),
 }
 # Test files written for issue 15 item 1 (to kill survivors). They run LAST for each module, so a mutant whose first
 # failing file is one of them survived the suite as it was before: one run gives the score before and after them.
@@ -66,8 +69,10 @@ NEW_TESTS = {
             T + "dlp-engine-twin.test.mjs", T + "dlp-validators-twin.test.mjs"],
     "writer": [T + "writer-edges.test.mjs", T + "writer-damage.test.mjs", T + "writer-lock-protocol.test.mjs",
                T + "writer-format-kat.test.mjs", T + "writer-checkpoint.test.mjs",
-               T + "writer-tail.test.mjs", T + "writer-autoseal.test.mjs"],
-    "tap-core": [T + "tap-failclosed.test.mjs"],
+               T + "writer-tail.test.mjs", T + "writer-autoseal.test.mjs", T + "writer-durability.test.mjs",
+               T + "writer-seal-handoff.test.mjs", T + "writer-lock-edges.test.mjs",
+               T + "writer-thread-edges.test.mjs"],
+    "tap-core": [T + "tap-failclosed.test.mjs", T + "tap-core-edges.test.mjs"],
 }
 MODULES = {_f: (_g, _tests + NEW_TESTS[_g]) for _f, (_g, _tests) in MODULES.items()}
 

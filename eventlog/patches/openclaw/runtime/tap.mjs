@@ -36,13 +36,13 @@ export function tapStartEvent({ rulesSha256 = null, rulesVersion = null, here = 
 
 async function buildDefaults() {
   // the writer resolves the root exactly like the Python side ($EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~)
-  const { openEventLog, resolveRoot } = await import("./writer.mjs");
+  const { openEventLog, resolveRoot, threadFromEnv } = await import("./writer.mjs");
   const root = resolveRoot(process.env);
   // the writer runs on the event loop; $EVENTLOG_WRITER_THREAD=1 runs it in its own thread (writer-thread.mjs: the
   // event loop only hands events over; costs 11-15 MB, more in a flood the thread cannot keep up with — docs/patchset.md);
   // a thread that cannot start leaves the writer on the event loop (said on stderr)
   const fsync = process.env.EVENTLOG_FSYNC || undefined;
-  const thread = process.env.EVENTLOG_WRITER_THREAD === "1";
+  const thread = threadFromEnv(process.env);
   let log;
   try {
     log = await openEventLog({ root, fsync, thread });

@@ -2,7 +2,7 @@
 // writer appends to seals/checkpoints.jsonl a record of each covered stream (seals/<channel>/<chat>.jsonl,
 // dlp/alerts.jsonl, dlp/reviews.jsonl) that changed since the last checkpoint: its complete lines, their bytes and the
 // chain hash of the last one. The head (`eventlog head`) is the chain hash of the checkpoint file's last line.
-import { open, readdir, stat } from "node:fs/promises";
+import { mkdir, open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { nowTs } from "./writer-format.mjs";
 import { chainHash } from "./writer-commit.mjs";
@@ -110,8 +110,12 @@ async function streamState(path, known) {
   }
 }
 
-/** Append a checkpoint if any covered stream changed since the last one (`log` is the writer). */
+/** Append a checkpoint if any covered stream changed since the last one (`log` is the writer). A root without
+ * `seals/` yet gets it, 0700 (the in-thread writer also fsyncs the root, as for every directory it makes; a
+ * threaded writer's handle has no ensureDirs). */
 export async function checkpoint(log) {
+  if (typeof log.ensureDirs === "function") await log.ensureDirs(CHECKPOINTS);
+  else await mkdir(join(log.root, "seals"), { recursive: true, mode: 0o700 });
   await withFileLock(join(log.root, CHECKPOINTS + ".hold"), async () => {
     const state = await folded(log.root);
     const changed = {};

@@ -357,12 +357,18 @@ class EventLog {
 
 }
 
+/** Whether the writer runs in its own thread by default: $EVENTLOG_WRITER_THREAD is exactly "1" (the one place it is read;
+ * tap.mjs asks here too). */
+export function threadFromEnv(env = process.env) {
+  return env.EVENTLOG_WRITER_THREAD === "1";
+}
+
 /** Open a writer on `root` (created 0700 if missing). fsync: always | batch (default) | never.
  * thread: run the writer in a worker thread (writer-thread.mjs; same API and promises, the event loop only hands the
  * event over). Default: $EVENTLOG_WRITER_THREAD=1 (also how the gateway's tap decides). */
 export async function openEventLog({
   root = resolveRoot(process.env), fsync = "batch", autoseal = true,
-  warn = (line) => process.stderr.write(line + "\n"), lease = {}, thread = process.env.EVENTLOG_WRITER_THREAD === "1",
+  warn = (line) => process.stderr.write(line + "\n"), lease = {}, thread = threadFromEnv(),
 } = {}) {
   if (!FSYNC_POLICIES.includes(fsync)) {
     throw new EventlogError(`fsync policy must be one of ${FSYNC_POLICIES.join(", ")}: ${fsync}`);

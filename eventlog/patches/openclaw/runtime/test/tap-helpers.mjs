@@ -129,4 +129,22 @@ export function leaksPiece(haystack, secret, n = 12) {
   return null;
 }
 
+/** setTimeout/clearTimeout that only run when the test says so. */
+export function fakeTimers() {
+  const q = new Map();
+  let id = 0;
+  const t = {
+    unrefs: 0,
+    setTimeout(fn, ms) {
+      const h = { id: ++id, fn, ms, unref() { t.unrefs++; return h; } };
+      q.set(h.id, h);
+      return h;
+    },
+    clearTimeout(h) { if (h) q.delete(h.id); },
+    get pending() { return [...q.values()]; },
+    fire() { const all = [...q.values()]; q.clear(); for (const h of all) h.fn(); return all.length; },
+  };
+  return t;
+}
+
 export { createTap };

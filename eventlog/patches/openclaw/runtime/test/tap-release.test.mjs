@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import {
-  allBytes, botWithTap, createTap, fakeTelegram, grammy, leaksPiece, plantedKey, rand, readAll, realDeps, tempRoot, TOKEN,
+  allBytes, botWithTap, createTap, fakeTelegram, fakeTimers, grammy, leaksPiece, plantedKey, rand, readAll, realDeps, tempRoot, TOKEN,
 } from "./tap-helpers.mjs";
 import { loadRules } from "../dlp.mjs";
 import {
@@ -14,24 +14,6 @@ import {
 
 const CHAT = 515151;
 const PREFIXES = holdPrefixesOf(loadRules());
-
-/** setTimeout/clearTimeout that only run when the test says so. */
-function fakeTimers() {
-  const q = new Map();
-  let id = 0;
-  const t = {
-    unrefs: 0,
-    setTimeout(fn, ms) {
-      const h = { id: ++id, fn, ms, unref() { t.unrefs++; return h; } };
-      q.set(h.id, h);
-      return h;
-    },
-    clearTimeout(h) { if (h) q.delete(h.id); },
-    get pending() { return [...q.values()]; },
-    fire() { const all = [...q.values()]; q.clear(); for (const h of all) h.fn(); return all.length; },
-  };
-  return t;
-}
 
 async function setup({ releaseMs = 3000, gate = null } = {}) {
   const root = tempRoot();

@@ -77,7 +77,6 @@ test("an empty DLP stream is not recorded; a stream that grew is recorded with i
   const root = tmp();
   const log = await openEventLog({ root, fsync: "never" });
   mkdirSync(join(root, "dlp"), { recursive: true });
-  mkdirSync(join(root, "seals")); // checkpoint() runs after a seal: seals/ exists (it takes seals/checkpoints.jsonl.hold)
   writeFileSync(join(root, "dlp/reviews.jsonl"), "");
   await log.appendStream("dlp/alerts.jsonl", dlp("dlp:alert", 1));
   await checkpoint(log);
@@ -121,3 +120,30 @@ test("a checkpoint file replaced under its name is folded again, even with the c
     assert.deepEqual(after.get("dlp/alerts.jsonl"), { lines: 2, bytes: 20, last: "d".repeat(64) });
     assert.deepEqual(after.get("dlp/reviews.jsonl"), { lines: 3, bytes: 30, last: "f".repeat(64) });
   });
+
+test("checkpoint() on a root without seals/ yet makes it (0700) and records the DLP streams; nothing to record: no file",
+  async () => {
+    const root = tmp();
+    const log = await openEventLog({ root, fsync: "never" });
+    await checkpoint(log); // nothing covered yet: seals/ is made, no checkpoint record
+    assert.equal(statSync(join(root, "seals")).mode & 0o777, 0o700);
+    assert.throws(() => statSync(join(root, CHECKPOINTS)), { code: "ENOENT" });
+    const other = tmp();
+    const log2 = await openEventLog({ root: other, fsync: "never" });
+    await log2.appendStream("dlp/alerts.jsonl", dlp("dlp:alert", 1));
+    await checkpoint(log2);
+    assert.deepEqual(records(other).map((r) => r.streams), [{ "dlp/alerts.jsonl": onDisk(other, "dlp/alerts.jsonl") }]);
+    await log.close();
+    await log2.close();
+  });
+
+test("checkpoint() with a threaded writer's handle on a root without seals/ makes it 0700 too", async () => {
+  const root = tmp();
+  const log = await openEventLog({ root, fsync: "never", thread: true });
+  try {
+    await log.appendStream("dlp/alerts.jsonl", dlp("dlp:alert", 1));
+    await checkpoint(log);
+    assert.equal(statSync(join(root, "seals")).mode & 0o777, 0o700);
+    assert.deepEqual(records(root).map((r) => r.streams), [{ "dlp/alerts.jsonl": onDisk(root, "dlp/alerts.jsonl") }]);
+  } finally { await log.terminate(); }
+});

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { BadEvent, openEventLog } from "../writer.mjs";
+import { BadEvent, openEventLog, threadFromEnv } from "../writer.mjs";
 import { WriterThreadDead } from "../writer-thread.mjs";
 import { botWithTap, createTap, fakeTelegram } from "./tap-helpers.mjs";
 import { createScanner, loadKey, loadRules } from "../dlp.mjs";
@@ -167,3 +167,12 @@ test("terminate() with appends in flight: each one settles (written, or rejected
     await assert.rejects(log.append(e), WriterThreadDead);
     rmSync(root, { recursive: true, force: true });
   });
+
+test("$EVENTLOG_WRITER_THREAD turns the thread on only when it is exactly 1 (the one reader, shared by tap.mjs)", () => {
+  assert.equal(threadFromEnv({ EVENTLOG_WRITER_THREAD: "1" }), true);
+  for (const v of [undefined, "", "0", "true", "yes", " 1", "1 "]) {
+    assert.equal(threadFromEnv(v === undefined ? {} : { EVENTLOG_WRITER_THREAD: v }), false, String(v));
+  }
+  assert.match(readFileSync(join(here, "..", "tap.mjs"), "utf8"), /threadFromEnv\(process\.env\)/);
+  assert.doesNotMatch(readFileSync(join(here, "..", "tap.mjs"), "utf8"), /EVENTLOG_WRITER_THREAD ===/);
+});
