@@ -17,7 +17,7 @@ export EVENTLOG_NODE := $(NODE)
 export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)
 RUNTIME := eventlog/patches/openclaw/runtime
 
-.PHONY: venv node openclaw deps releases wheelhouse test test-fast demo bench clean acorn mutate mutate-py mutate-js
+.PHONY: venv node openclaw deps releases wheelhouse strace test test-fast demo bench clean acorn mutate mutate-py mutate-js
 
 # A stamp, not $(VPY): that is a symlink, and touching it would touch the interpreter it points to (so a changed
 # pyproject.toml was never installed into an existing venv).
@@ -64,14 +64,21 @@ $(WHEELHOUSE)/.complete: pyproject.toml | $(VSTAMP)
 
 wheelhouse: $(WHEELHOUSE)/.complete
 
-test: deps releases wheelhouse
+# The JS writer's durability tests watch its system calls with strace(1); prlimit(1) is util-linux (always there).
+# Installed from the Debian/Ubuntu archive when missing (root); otherwise one line saying what to install.
+strace:
+	@command -v strace >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -q strace >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q strace >/dev/null; }; }; } || \
+	  { echo "make: the tests need strace(1): install it (apt-get install strace) and run again" >&2; exit 2; }
+
+test: deps releases wheelhouse strace
 	$(VPY) -m pytest -q
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # Leaves out (README "Tests" says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
 # installed openclaw package) and slow. The node tests all run: tap.test.mjs needs grammY from the openclaw install
 # (no gateway), hence `openclaw` here.
-test-fast: venv node openclaw
+test-fast: venv node openclaw strace
 	$(VPY) -m pytest -q -m "not e2e and not slow and not openclaw"
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
