@@ -12,7 +12,7 @@ from typing import Any, Callable
 import orjson
 
 from ..errors import EventlogError
-from . import embed, index, project, rank, store
+from . import embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
@@ -146,13 +146,15 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     if refresh:
         updated = index.update(root, q.since, q.until, list(q.chats) if q.chats else None,
                                any_model=mode == "bm25", progress=progress).built
-    days = sorted(d for d in store.load_records(root)
+    records = store.load_records(root)
+    days = sorted(d for d in records
                   if (not q.since or d >= q.since.isoformat()) and (not q.until or d <= q.until.isoformat()))
-    units = list(index.iter_units(root, days))
+    units = pack.units_for(root, records, days)  # a month's valid pack in place of its days (pack.py)
     qvec = None
     if mode in ("vector", "hybrid", "rrf"):
         qvec = embed.load().encode([q.text], query=True)[0]
-    projs = [project.load(root, rec) for rec, _ in units] if qvec is not None and q.candidates else None
+    projs = [arr if "sstart" in arr else None if "members" in rec else project.load(root, rec)
+             for rec, arr in units] if qvec is not None and q.candidates else None
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,
