@@ -33,8 +33,9 @@ class SearchQuery:
     until: date | None = None
     direction: str | None = None  # in | out
     limit: int = 10
-    candidates: int | None = None  # vector modes. None or 0: exhaustive (every document's exact int8 cosine, the
-    #                                default); N: the projection first pass, N candidates rescored exactly
+    candidates: int | None = None  # vector modes. None: the projection first pass with rank.default_candidates
+    #                                (the default); N: with N candidates; 0: exhaustive (every document's exact int8
+    #                                cosine, the default before issue 14's hyb5 session)
 
 
 @dataclass
@@ -87,7 +88,7 @@ def validate(q: SearchQuery) -> None:
     if q.direction not in (None, "in", "out"):
         raise SearchError("--direction must be in or out")
     if q.candidates is not None and q.candidates < 0:
-        raise SearchError("--candidates must be 0 (exhaustive, the default) or more")
+        raise SearchError("--candidates must be 0 (exhaustive) or more")
     if q.since and q.until and q.since > q.until:
         raise SearchError("--since is after --until")
 
@@ -154,7 +155,7 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     if mode in ("vector", "hybrid", "rrf"):
         qvec = embed.load().encode([q.text], query=True)[0]
     projs = [arr if "sstart" in arr else None if "members" in rec else project.load(root, rec)
-             for rec, arr in units] if qvec is not None and q.candidates else None
+             for rec, arr in units] if qvec is not None and q.candidates != 0 else None
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,

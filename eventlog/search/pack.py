@@ -27,6 +27,7 @@ from . import project, store
 
 PACK_DIR = "packs"
 MIN_DAYS = 2  # a month with fewer packable days is read as day units
+USE = True  # False: queries read the day units alone (the benchmark's "before packs" baseline)
 _PER_DOC = ("id", "file", "offset", "ts", "dir", "dl", "thash", "vec", "scale")
 
 
@@ -155,7 +156,7 @@ def units_for(root: Path, records: dict[str, dict[str, Any]], days: list[str]
     own units (index.iter_units)."""
     from .index import iter_units
 
-    packs = load_records(root) if os.path.isdir(packs_dir(root)) else {}
+    packs = load_records(root) if USE and os.path.isdir(packs_dir(root)) else {}
     use: dict[str, dict[str, Any]] = {}
     if packs:
         for m, members in wanted(records, days).items():
