@@ -84,7 +84,7 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
 @click.option("--limit", type=int, default=10, show_default=True, help="At most this many hits.")
 @click.option("--candidates", type=int, default=None, metavar="N",
               help="vector/hybrid/rrf: the projection first pass keeps N candidates for exact scoring (default: "
-                   "max(2000, 1/170 of the scope)); 0 = every message scored exactly. See docs/search.md.")
+                   "max(2000, 1/170 of the scope); rrf: 0); 0 = every message scored exactly. See docs/search.md.")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: rank, score, id, chat_id, ts, direction, text.")
 @since_until
 @root_option
