@@ -384,3 +384,83 @@ def test_read_rows_equals_the_mapped_rows(root: Path) -> None:
     for rows in ([0], [n - 1], list(range(n)), [1, 2, 3, 7, 9, 10, n - 2, n - 1], []):
         r = np.array(sorted(set(rows)), np.int64)
         assert np.array_equal(store.read_rows(arr, "vec", r), np.asarray(arr["vec"])[r])
+
+
+def _through_packs_and_days(root: Path, **kw) -> None:
+    """Every query's hits (ids, order, scores) equal with and without month packs, and BM25's hit sets the oracle's."""
+    from eventlog.search import pack
+
+    for w in QUERIES:
+        for mode in ("bm25", "hybrid"):
+            q = SearchQuery(w, mode=mode, limit=50, **kw)
+            got = search(root, q, refresh=False).hits
+            pack.USE = False
+            try:
+                want = search(root, q, refresh=False).hits
+            finally:
+                pack.USE = True
+            assert [h.id for h in got] == [h.id for h in want], (w, mode)
+            assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-5), (w, mode)
+        got_ids = {h.id for h in search(root, SearchQuery(w, mode="bm25", limit=100_000), refresh=False).hits}
+        assert got_ids == oracle(root, w), w
+
+
+def test_month_packs_are_exact_and_follow_their_days(root: Path) -> None:
+    """A past month's units merged into one pack (pack.py) give the same ranking as the day units, are used only
+    while their members are exactly the current units, are rebuilt after an append, a late event, a new chat or a
+    rewrite, listed stale by `index --check` meanwhile, never hold today's day, and go with a purged day."""
+    from eventlog.search import pack
+
+    rng = random.Random(11)
+    log = EventLog(root, fsync="never")
+    log.append_many(_events(rng, 80, ["2026-10-01", "2026-10-02", "2026-10-03", "2026-11-05"]))
+    index.update(root)
+    recs = store.load_records(root)
+    packs = pack.load_records(root)
+    assert sorted(packs) == ["2026-10"]  # November has one day: read as a day unit
+    assert packs["2026-10"]["members"] == {d: recs[d]["data"] for d in recs if d.startswith("2026-10")}
+    used = pack.units_for(root, recs, sorted(recs))
+    assert [u[0]["day"] for u in used] == ["2026-10", "2026-11-05"]
+    _through_packs_and_days(root)
+    _through_packs_and_days(root, since=date(2026, 10, 2))  # a month cut by the scope: its days, not the pack
+    _through_packs_and_days(root, chats=("100",), direction="in")
+    # a late event and a new chat in a packed day: the day and its pack are rebuilt by the next query's refresh
+    old_rec = (pack.packs_dir(root) / "2026-10.json").read_bytes()
+    log.append_many(_events(rng, 4, ["2026-10-02"]) + _events(rng, 2, ["2026-10-03"], chats=("@fresh",)))
+    res = search(root, SearchQuery("laptop", mode="bm25"))
+    assert res.updated_days == ["2026-10-03", "2026-10-02"]
+    assert pack.load_records(root)["2026-10"]["members"]["2026-10-02"] == store.load_records(root)["2026-10-02"]["data"]
+    _through_packs_and_days(root)
+    # the previous pack put back (as if its rebuild had not happened yet): never used, listed by --check, rebuilt
+    (pack.packs_dir(root) / ".old.tmp").write_bytes(old_rec)  # replaced by a rename, as a publish does
+    (pack.packs_dir(root) / ".old.tmp").replace(pack.packs_dir(root) / "2026-10.json")
+    recs = store.load_records(root)
+    assert [u[0]["day"] for u in pack.units_for(root, recs, sorted(recs))] == [
+        "2026-10-01", "2026-10-02", "2026-10-03", "2026-11-05"]
+    _through_packs_and_days(root)  # (without refresh: the old pack is not rebuilt, and not used)
+    cli = [sys.executable, "-m", "eventlog", "index", "--root", str(root)]
+    r = subprocess.run(cli + ["--check", "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1 and json.loads(r.stdout)["stale_packs"] == ["2026-10"], r.stdout
+    r = subprocess.run(cli + ["--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and json.loads(r.stdout)["packs"] == ["2026-10"], r.stdout
+    assert subprocess.run(cli + ["--check"], capture_output=True, timeout=600).returncode == 0
+    _through_packs_and_days(root)
+    # a damaged pack is reported by --check (exit 2)
+    p = pack.load_records(root)["2026-10"]
+    data = pack.packs_dir(root) / p["data"]
+    saved = data.read_bytes()
+    data.write_bytes(saved[:-1] + bytes([saved[-1] ^ 0xFF]))
+    r = subprocess.run(cli + ["--check", "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and json.loads(r.stdout)["damaged"], r.stdout
+    data.write_bytes(saved)
+    # today's day is never packed; a month whose packable days fall below MIN_DAYS loses its pack
+    recs = store.load_records(root)
+    assert sorted(pack.wanted(recs, now="2026-10-03")["2026-10"]) == ["2026-10-01", "2026-10-02"]
+    assert "2026-10" not in pack.wanted(recs, now="2026-10-02")
+    # a purged day takes its month's pack with it, files and all (erased content stays nowhere)
+    assert index.purge(root, files=["raw/telegram/chats/100/2026/10/01.jsonl"]) == ["2026-10-01"]
+    assert pack.load_records(root) == {}
+    assert not [f for f in pack.packs_dir(root).iterdir() if f.name.startswith("2026-10.")]
+    index.update(root)
+    assert sorted(pack.load_records(root)) == ["2026-10"]
+    _through_packs_and_days(root)

@@ -87,8 +87,8 @@ def test_cli_json_fields_and_exit_codes(root: Path) -> None:
 
 
 def test_first_pass_against_exhaustive_on_the_evaluation(tmp_path: Path) -> None:
-    """The projection first pass + exact int8 rescoring (SearchQuery.candidates) against exhaustive int8 scoring (the
-    default), on the evaluation's log (4,101 messages) and its 111 questions: with 1,000 candidates (a quarter of
+    """The projection first pass + exact int8 rescoring (SearchQuery.candidates) against exhaustive int8 scoring
+    (`candidates=0`), on the evaluation's log (4,101 messages) and its 111 questions: with 1,000 candidates (a quarter of
     the log) the top 10 equal the exhaustive top 10 up to ties (recall@10 ≥ 0.99 counting a tie of the 10th score as
     a hit: the log repeats texts); with 41 (1 %) and 4 (the share the default has at 1 M: 1,047 of 1 M) every vector
     hit carries its exact int8 score and a hit missing from the exhaustive list scores no higher than its 10th. The 1 M figure is measured by tools/bench/search.py (recall vs exhaustive)."""

@@ -25,14 +25,15 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
     """Build or refresh the search index under <root>/index/ (derived from the log, rebuildable any time).
 
     One unit per UTC day: BM25 postings (Russian/English stemming, ё→е) and int8 message embeddings. Only days whose
-    files changed since they were indexed are rebuilt; `eventlog search` does the same for the days it reads.
+    files changed since they were indexed are rebuilt; `eventlog search` does the same for the days it reads. Past
+    months are also merged into month packs (fewer, larger arrays per query; rebuilt when a member day changes).
 
     \b
     Example:
       eventlog index            # incremental; progress on a terminal
       eventlog index --check    # exit 0 fresh, 1 stale days listed, 2 damaged
     """
-    from ..search import embed, index, store
+    from ..search import embed, index, pack, store
 
     ensure_root(root)
     t0 = time.monotonic()
@@ -41,28 +42,34 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
         click.echo(f"eventlog: index without vectors (hybrid search falls back to BM25): {missing}", err=True)
     if check:
         prog = index.update(root, vectors=not no_vectors, check_only=True)
-        damaged = [r for r in (store.check_data(root, rec) for rec in store.load_records(root, any_version=True).values()) if r]
+        damaged = [r for sub in ("units", pack.PACK_DIR)
+                   for r in (store.check_data(root, rec, sub)
+                             for rec in store.load_records(root, any_version=True, subdir=sub).values()) if r]
         if as_json:
-            emit_json({"fresh": prog.fresh, "stale": prog.built, "removed": prog.removed, "damaged": damaged})
+            emit_json({"fresh": prog.fresh, "stale": prog.built, "removed": prog.removed, "damaged": damaged,
+                       "stale_packs": prog.packs})
         else:
             for d in prog.built:
                 click.echo(f"stale: {d}")
+            for m in prog.packs:
+                click.echo(f"stale pack: {m} (its days are read one by one until `eventlog index` rebuilds it)")
             for d in prog.removed:
                 click.echo(f"gone: {d} (its day files no longer exist)")
             for msg in damaged:
                 click.echo(f"damaged: {msg}", err=True)
             click.echo(f"{prog.fresh} day(s) fresh, {len(prog.built)} stale, {len(damaged)} damaged", err=True)
-        sys.exit(2 if damaged else 1 if prog.built or prog.removed else 0)
+        sys.exit(2 if damaged else 1 if prog.built or prog.removed or prog.packs else 0)
     prog = index.update(root, rebuild=rebuild, vectors=not no_vectors, jobs=jobs,
                         progress=None if as_json else index.tty_progress())
     took = time.monotonic() - t0
     if as_json:
         emit_json({"built": prog.built, "fresh": prog.fresh, "removed": prog.removed, "messages": prog.messages,
+                   "packs": prog.packs,
                    "seconds": round(took, 3), "bytes": index.size_bytes(root), "vectors": index.model_name(not no_vectors),
                    "fallback": missing})
     else:
         click.echo(f"index: {len(prog.built)} day(s) built ({prog.messages} messages), {prog.fresh} fresh, "
-                   f"{len(prog.removed)} removed in {took:.1f} s; {index.size_bytes(root) / 1e6:.1f} MB", err=True)
+                   f"{len(prog.removed)} removed, {len(prog.packs)} month pack(s) built in {took:.1f} s; {index.size_bytes(root) / 1e6:.1f} MB", err=True)
 
 
 @cli.command("search")
@@ -76,8 +83,8 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None, help="Only received (in) or sent (out).")
 @click.option("--limit", type=int, default=10, show_default=True, help="At most this many hits.")
 @click.option("--candidates", type=int, default=None, metavar="N",
-              help="vector/hybrid/rrf: a projection first pass keeps N candidates for exact scoring (faster on a big "
-                   "scope, may miss a hit; default: every message scored exactly). See docs/search.md.")
+              help="vector/hybrid/rrf: the projection first pass keeps N candidates for exact scoring (default: "
+                   "max(2000, 1/170 of the scope); rrf: 0); 0 = every message scored exactly. See docs/search.md.")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: rank, score, id, chat_id, ts, direction, text.")
 @since_until
 @root_option

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import orjson
 
 from ..errors import EventlogError
-from . import embed, index, project, rank, store
+from . import embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
@@ -33,8 +33,9 @@ class SearchQuery:
     until: date | None = None
     direction: str | None = None  # in | out
     limit: int = 10
-    candidates: int | None = None  # vector modes. None or 0: exhaustive (every document's exact int8 cosine, the
-    #                                default); N: the projection first pass, N candidates rescored exactly
+    candidates: int | None = None  # vector modes. None: vector/hybrid the projection first pass with
+    #                                rank.default_candidates, rrf exhaustive; N: the first pass with N candidates;
+    #                                0: exhaustive (every document's exact int8 cosine; the default before hyb5)
 
 
 @dataclass
@@ -87,7 +88,7 @@ def validate(q: SearchQuery) -> None:
     if q.direction not in (None, "in", "out"):
         raise SearchError("--direction must be in or out")
     if q.candidates is not None and q.candidates < 0:
-        raise SearchError("--candidates must be 0 (exhaustive, the default) or more")
+        raise SearchError("--candidates must be 0 (exhaustive) or more")
     if q.since and q.until and q.since > q.until:
         raise SearchError("--since is after --until")
 
@@ -146,13 +147,18 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     if refresh:
         updated = index.update(root, q.since, q.until, list(q.chats) if q.chats else None,
                                any_model=mode == "bm25", progress=progress).built
-    days = sorted(d for d in store.load_records(root)
+    records = store.load_records(root)
+    days = sorted(d for d in records
                   if (not q.since or d >= q.since.isoformat()) and (not q.until or d <= q.until.isoformat()))
-    units = list(index.iter_units(root, days))
+    units = pack.units_for(root, records, days)  # a month's valid pack in place of its days (pack.py)
     qvec = None
     if mode in ("vector", "hybrid", "rrf"):
         qvec = embed.load().encode([q.text], query=True)[0]
-    projs = [project.load(root, rec) for rec, _ in units] if qvec is not None and q.candidates else None
+    # rrf ranks every document by cosine: under a first pass the ranks of those not rescored are estimates (0.94
+    # recall@10 on the evaluation, tests/test_search_model.py), so rrf stays exhaustive unless candidates are given
+    cand = 0 if q.candidates is None and mode == "rrf" else q.candidates
+    projs = [arr if "sstart" in arr else None if "members" in rec else project.load(root, rec)
+             for rec, arr in units] if qvec is not None and cand != 0 else None
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,
@@ -161,7 +167,7 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
         score, ok = rank.fuse(scored, mode, q.weight)
         best = rank.top(score, ok, scored.ts, q.limit)
     else:
-        best, score = rank.rank_vectors(scored, units, qvec, mode, q.weight, q.limit, q.candidates)
+        best, score = rank.rank_vectors(scored, units, qvec, mode, q.weight, q.limit, cand)
     hits = []
     for i in best:
         rec, arr = units[scored.unit[i]]

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..layout import RAW, parse_relpath
 from ..schema import CHANNEL_RE, CHAT_ID_RE
-from . import embed, project, store
+from . import embed, pack, project, store
 
 MESSAGE_EVENTS = (b"message:received", b"message:sent")
 DIRECTIONS = {"in": 1, "out": 2}
@@ -64,6 +64,7 @@ class Progress:
     fresh: int = 0
     removed: list[str] = field(default_factory=list)
     messages: int = 0
+    packs: list[str] = field(default_factory=list)  # month packs built (check_only: stale), pack.py
 
 
 # Per process, so a long-lived searcher does not re-read what has not changed: each chat-month directory's mtime and the
@@ -256,6 +257,11 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
                 progress(i + 1, len(todo), d, docs)
         _mark_fresh(root, sc.check, store.load_records(root) if todo else records)
     out.built = todo
+    months = (since.isoformat()[:7] if since else "", until.isoformat()[:7] if until else "9999")
+    if check_only:
+        out.packs = pack.stale(root, store.load_records(root), months)
+    else:
+        out.packs = pack.update(root, store.load_records(root), months)
     if since is None and until is None:
         for d in sorted(set(records) - set(sc.days)):  # a day whose files are all gone
             if not check_only:
@@ -278,12 +284,13 @@ def purge(root: Path, files: Iterable[str] = (), chats: Iterable[str] = ()) -> l
             store.remove_unit(root, day)
             dropped.append(day)
     store.collect_garbage(root, min_age_s=0)
+    pack.purge(root, set(dropped))  # a month pack holding a dropped day goes too, files and all
     return sorted(dropped)
 
 
 def size_bytes(root: Path) -> int:
     d = store.units_dir(root)
-    return sum(e.stat().st_size for e in os.scandir(d)) if d.is_dir() else 0
+    return (sum(e.stat().st_size for e in os.scandir(d)) if d.is_dir() else 0) + pack.size_bytes(root)
 
 
 def tty_progress(stream: Any = sys.stderr) -> Callable[[int, int, str, int], None] | None:

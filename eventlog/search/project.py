@@ -59,7 +59,7 @@ def derive(vec: np.ndarray, scale: np.ndarray, dim: int = DIM) -> dict[str, np.n
 
 def load(root: Path, rec: dict[str, Any]) -> dict[str, Any] | None:
     """The unit's projection (memory-mapped, kept open), or None when it is absent or belongs to another data file."""
-    path = path_for(root, rec)
+    path = f"{root}/{store.INDEX_DIR}/units/{rec['data'][: -len('.bin')]}{SUFFIX}"  # path_for, without pathlib's cost
     try:
         st = os.stat(path)  # deleted or replaced since it was mapped: map it again
         arr = store.open_cached(path, (st.st_ino, st.st_size, st.st_mtime_ns))
@@ -82,12 +82,31 @@ def ensure(root: Path, rec: dict[str, Any]) -> bool:
     return True
 
 
+_CHUNK = 1024  # rows converted to float32 at a time, into one reused buffer (a fresh array a unit costs page faults)
+
+
 def estimate(proj: dict[str, Any], qvec: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
-    """Estimated cosine of the query with the unit's messages (all, or `rows`, ascending)."""
-    codes = proj["codes"] if rows is None else proj["codes"][rows]
-    cs = proj["cscale"] if rows is None else proj["cscale"][rows]
-    qp = proj["basis"] @ qvec
-    out = codes.astype(np.float32) @ qp
-    out *= cs
-    out += float(proj["mu"] @ qvec)
+    """Estimated cosine of the query with the unit's messages (all, or `rows`, ascending). A month pack (pack.py)
+    holds its members' projections as segments (`sstart`: each member's first row): each segment by its own axes."""
+    codes, cs = proj["codes"], proj["cscale"]
+    if "sstart" in proj:
+        ss = proj["sstart"]
+        qp = proj["basis"] @ qvec  # (segments, DIM)
+        qm = (proj["mu"] @ qvec).astype(np.float32)
+    else:
+        ss = np.array([0, len(codes)])
+        qp = (proj["basis"] @ qvec)[None, :]
+        qm = np.array([proj["mu"] @ qvec], np.float32)
+    n = int(ss[-1]) if rows is None else len(rows)
+    at = ss if rows is None else np.searchsorted(rows, ss)
+    out = np.empty(n, np.float32)
+    buf = np.empty((_CHUNK, codes.shape[1]), np.float32)
+    for i in range(len(ss) - 1):
+        for lo in range(int(at[i]), int(at[i + 1]), _CHUNK):
+            hi = min(lo + _CHUNK, int(at[i + 1]))
+            b = buf[:hi - lo]
+            b[...] = codes[lo:hi] if rows is None else codes[rows[lo:hi]]
+            np.dot(b, qp[i], out=out[lo:hi])
+    out *= cs if rows is None else cs[rows]
+    out += np.repeat(qm, np.diff(at))
     return out

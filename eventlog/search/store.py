@@ -33,8 +33,9 @@ class IndexError_(EventlogError):
     """A damaged or unreadable index unit."""
 
 
-def units_dir(root: Path) -> Path:
-    return root / INDEX_DIR / "units"
+def units_dir(root: Path, subdir: str = "units") -> Path:
+    """The directory of the day units (or, subdir "packs", of the month packs: pack.py)."""
+    return root / INDEX_DIR / subdir
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -207,11 +208,11 @@ _LISTED: dict[tuple[str, bool], tuple[int, dict[str, dict[str, Any]]]] = {}  # (
 _RACY_NS = 2_000_000_000
 
 
-def load_records(root: Path, any_version: bool = False) -> dict[str, dict[str, Any]]:
+def load_records(root: Path, any_version: bool = False, subdir: str = "units") -> dict[str, dict[str, Any]]:
     """day → record of every published unit (of this format version unless any_version). A record is replaced by a
     rename into the directory, which moves its mtime: while that is unchanged (and not within the file system's
     timestamp granularity of now), the records read last time are the records."""
-    d = str(units_dir(root))
+    d = str(units_dir(root, subdir))
     out: dict[str, dict[str, Any]] = {}
     try:
         mtime = os.stat(d).st_mtime_ns
@@ -238,10 +239,10 @@ def write_sidecar(root: Path, data_name: str, suffix: str, data_sha256: str, arr
 
 
 def publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray],
-            sidecars: dict[str, dict[str, np.ndarray]] | None = None) -> dict[str, Any]:
+            sidecars: dict[str, dict[str, np.ndarray]] | None = None, subdir: str = "units") -> dict[str, Any]:
     """Write the data file, then its sidecars (suffix → arrays, see write_sidecar), then the record that names them:
     a reader never sees a record without its data file, nor a data file's sidecar from another one."""
-    d = units_dir(root)
+    d = units_dir(root, subdir)
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     data = pack(arrays)
     name = f"{day}.{time.time_ns():x}{secrets.token_hex(2)}.bin"
@@ -254,8 +255,8 @@ def publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.n
     return record
 
 
-def remove_unit(root: Path, day: str) -> bool:
-    d = units_dir(root)
+def remove_unit(root: Path, day: str, subdir: str = "units") -> bool:
+    d = units_dir(root, subdir)
     try:
         os.unlink(d / f"{day}.json")
     except FileNotFoundError:
@@ -263,12 +264,12 @@ def remove_unit(root: Path, day: str) -> bool:
     return True
 
 
-def collect_garbage(root: Path, min_age_s: float = 60.0) -> int:
+def collect_garbage(root: Path, min_age_s: float = 60.0, subdir: str = "units") -> int:
     """Delete data files no record names (older than min_age_s, so a unit being published is left alone)."""
-    d = units_dir(root)
+    d = units_dir(root, subdir)
     if not d.is_dir():
         return 0
-    live = {rec["data"][: -len(".bin")] for rec in load_records(root, any_version=True).values()}
+    live = {rec["data"][: -len(".bin")] for rec in load_records(root, any_version=True, subdir=subdir).values()}
     now = time.time()
     n = 0
     for e in os.scandir(d):
@@ -284,9 +285,9 @@ def collect_garbage(root: Path, min_age_s: float = 60.0) -> int:
     return n
 
 
-def check_data(root: Path, record: dict[str, Any]) -> str | None:
+def check_data(root: Path, record: dict[str, Any], subdir: str = "units") -> str | None:
     """None if the unit's data file matches its record (size + SHA-256), else why not."""
-    path = units_dir(root) / record["data"]
+    path = units_dir(root, subdir) / record["data"]
     try:
         data = path.read_bytes()
     except FileNotFoundError:
