@@ -1,6 +1,6 @@
 """Where a mutmut run's time went, from its own records (docs/mutation.md, Run time).
 
-    tools/mutate/cost.py [MUTANTS_DIR] [--limit M C] [--top N]     # default: mutants/ of the last run
+    tools/mutate/cost.py [MUTANTS_DIR] [--limit M C] [--without TEST] [--top N]   # default: mutants/ of the last run
 
 mutmut keeps per mutant its exit code, its wall time and the summed stats-run time `t` of the tests it ran
 (`*.meta`), and per test its stats-run time and per function the tests that called it (`mutmut-stats.json`). This
@@ -10,7 +10,8 @@ runs every test of its function) and how many killed mutants may have reached it
 first and stops at the first failure, so a killed mutant whose wall time is under half the summed time of the tests
 before it never ran it: only the others can be kills that need it); and, for a timeout limit M x (t + C), the
 worker-seconds it would have cost and the smallest ratio limit / wall of a survivor (below 1 = a correct mutant
-counted as killed by timeout). Stdlib only; reads, never writes.
+counted as killed by timeout). --without TEST replays that with TEST deselected: `t` and each survivor's wall lose TEST's
+stats time (valid only if no kill needed TEST — check that by a run). Stdlib only; reads, never writes.
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("mutants", nargs="?", type=Path, default=Path(__file__).resolve().parents[2] / "mutants")
     ap.add_argument("--limit", nargs=2, type=float, action="append", metavar=("M", "C"),
                     help="a timeout limit M x (t + C) to evaluate (repeatable; default 3 10, 2 5, 2 3)")
+    ap.add_argument("--without", action="append", default=[], metavar="TEST", help="replay the limits without TEST")
     ap.add_argument("--top", type=int, default=15)
     a = ap.parse_args(argv)
     if not (a.mutants / "mutmut-stats.json").is_file():
@@ -85,14 +87,18 @@ def main(argv: list[str] | None = None) -> int:
             cum += dur.get(t, 0)
     for t in sorted(slow_tests, key=lambda t: -exposure[t]):
         print(f"  {exposure[t]:>6.0f} s over survivors, {reach[t]:>4} killed may have reached it, {dur[t]:.2f} s  {t}")
-    print("\ntimeout limit M x (t + C): worker-seconds, and the smallest limit / wall of a survivor")
+    without = set(a.without)
+    print("\ntimeout limit M x (t + C): worker-seconds, and the smallest limit / wall of a survivor"
+          + (f" (without {len(without)} tests)" if without else ""))
     for m, c in a.limit or [(3, 10), (2, 5), (2, 3)]:
         cost, margin = 0.0, float("inf")
-        for *_, wall, t, kind in rows:
-            lim = m * (t + c)
-            cost += lim if kind == "timeout" else min(wall, lim)
+        for _, fn, _, wall, t, kind in rows:
+            cut = sum(dur.get(x, 0) for x in tests_of.get(fn, []) if x in without)
+            t, lim = t - cut, m * (t - cut + c)
             if kind == "survived":
+                wall = max(0.05, wall - cut)
                 margin = min(margin, lim / wall)
+            cost += lim if kind == "timeout" else min(wall, lim)
         print(f"  {m:g} x (t + {c:g}): {cost:>6.0f} worker-seconds ({cost / 120:.1f} min on 2 workers), "
               f"survivor margin {margin:.2f}")
     return 0
