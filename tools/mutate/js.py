@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mutate-js: acorn is not installed in {toolchain.acorn_dir()} (run `make acorn`)", file=sys.stderr)
         return 2
     env = dict(os.environ, EVENTLOG_OPENCLAW_DIR=str(toolchain.dev_openclaw_dir()), NO_COLOR="1")
-    t_start = time.monotonic()
+    t_start, c_start = time.monotonic(), os.times()
     tmp = Path(tempfile.mkdtemp(prefix="mutate-js-"))
     stop = threading.Event()  # SIGTERM/SIGINT: workers finish their mutant, then the copies are removed
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -303,9 +303,11 @@ def main(argv: list[str] | None = None) -> int:
             return 130
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    wall = time.monotonic() - t_start
+    wall, c_end = time.monotonic() - t_start, os.times()
+    cpu = sum(c_end[:4]) - sum(c_start[:4])  # this process and the test processes it waited for (user + system)
     Path(a.report).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.report).write_text(json.dumps({"wall_seconds": round(wall, 1), "jobs": a.jobs, "mutants": mutants},
+    Path(a.report).write_text(json.dumps({"wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1), "jobs": a.jobs,
+                                          "sample": a.sample, "mutants": mutants},
                                          indent=1, ensure_ascii=False))
     return summarize(mutants, wall, a.report)
 

@@ -6,7 +6,10 @@ mutants, kills and survivors and the score = killed / (all mutants that ran or h
 test reaches counts as a survivor. Timeouts count as killed (the mutant hung the tests). Exit 0 when the run completed,
 whatever the score (the scores are recorded in docs/mutation.md, not gated here); exit 1 when mutmut failed.
 
-    tools/mutate/run.py [--keep] [--jobs N] [--survivors] [--json PATH]
+    tools/mutate/run.py [--keep] [--jobs N] [--survivors] [--json PATH] [--no-run]
+
+--no-run summarises mutants/ as the last run left it (no mutmut run): after the timed `make mutate`,
+`tools/mutate/run.py --no-run --survivors` prints every survivor's diff (one `mutmut show` each, ~1 s).
 """
 from __future__ import annotations
 
@@ -71,8 +74,14 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel mutant workers (default: cores)")
     ap.add_argument("--survivors", action="store_true", help="print the diff of every survivor")
     ap.add_argument("--json", type=Path, help="write the per-module summary here")
+    ap.add_argument("--no-run", action="store_true", help="only summarise mutants/ of the last run")
     a = ap.parse_args()
     mutants = REPO / "mutants"
+    if a.no_run:
+        if not mutants.is_dir():
+            print("mutate-py: no mutants/ to summarise (run it first)", file=sys.stderr)
+            return 2
+        return report(summarise(module_results(mutants)), a, None, None)
     if not a.keep and mutants.exists():
         shutil.rmtree(mutants)
     tmp = Path(tempfile.mkdtemp(prefix="mutate-py-"))  # pytest's tmp dirs of the workers, away from everyone else's
@@ -86,11 +95,16 @@ def main() -> int:
     if p.returncode != 0 or not rows:
         print(f"mutate-py: mutmut failed (exit {p.returncode})", file=sys.stderr)
         return 1
-    if a.survivors:
+    return report(rows, a, wall, cpu)
+
+
+def report(rows: list[dict], a: argparse.Namespace, wall: float | None, cpu: float | None) -> int:
+    if a.survivors:  # after the timing: one `mutmut show` (~1 s) per survivor
         for r in rows:
             for name in r["survivors"]:
                 print(f"\n## {name}\n{show(name)}")
-    print(f"\nmutate-py: {wall / 60:.1f} min wall, {cpu / 60:.1f} min CPU, {a.jobs} workers")
+    if wall is not None:
+        print(f"\nmutate-py: {wall / 60:.1f} min wall, {cpu / 60:.1f} min CPU, {a.jobs} workers")
     # timeouts count as killed and are shown apart: a run slower than its stats run (a loaded machine) can time out a
     # mutant that only made the tests slower
     print(f"{'module':<28} {'mutants':>7} {'killed':>6} {'timeout':>7} {'survived':>8} {'no tests':>8} {'other':>5}"
@@ -100,7 +114,8 @@ def main() -> int:
         score = "-" if r["score"] is None else f"{r['score']:.3f}"
         print(f"{r['module']:<28} {r['mutants']:>7} {r['killed']:>6} {r['timeout']:>7} {r['survived']:>8} "
               f"{r['no tests']:>8} {other:>5}  {score}")
-    if a.json:
+    if a.json and wall is not None:
+        a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps({"wall_s": round(wall), "cpu_s": round(cpu), "jobs": a.jobs, "modules": rows},
                                      indent=1) + "\n")
     return 0
