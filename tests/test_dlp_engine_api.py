@@ -53,6 +53,9 @@ def test_hold_back_of_a_key_prefix_at_offset_0_or_repeated(sc: Scanner) -> None:
     assert sc.hold("sk-sk-Xy") == 8
     # a letter right before "sk-" (ask-, task-) rules the prefix out, also when it is the first character
     assert sc.hold("ask-Xy12") == 0
+    # a card number being typed: its first digit repeats right after ("44…"), the whole number is held, first digit too
+    assert sc.hold("44") == 2
+    assert sc.filter("card 4455 66", preview=True)["text"] == "card "
 
 
 def test_redact_defaults_to_plain_text(sc: Scanner) -> None:
