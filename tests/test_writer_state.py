@@ -168,3 +168,13 @@ def test_a_new_day_seals_only_that_chats_earlier_days(root: Path) -> None:
     assert list(sealed_index(root, "telegram", "43")) == ["raw/telegram/chats/43/2026/11/29.jsonl"]
     assert sealed_index(root, "telegram", "42") == {}
     assert not (root / "seals/telegram/42.jsonl").exists()
+
+
+def test_a_bad_event_is_refused_with_its_reason_and_its_index(root: Path) -> None:
+    bad = {"event": "message:received", "channel": "telegram", "chat_id": "42", "ts": "yesterday"}
+    with pytest.raises(BadEvent) as expected:
+        schema.prepare(dict(bad))
+    with pytest.raises(BadEvent) as exc:
+        EventLog(root, fsync="never").append_many([ev(ts="2026-11-29T10:00:00Z"), bad])
+    assert exc.value.index == 1 and str(exc.value) == str(expected.value) and "ts" in str(exc.value)
+    assert list(root.iterdir()) == []
