@@ -139,10 +139,8 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
             emit(p, is_damage)
 
     measured: dict[str, tuple[list[str], list[int]]] = {}
-    chats: set[tuple[str, str]] = set()
     for lf in log_files(root, chat, since, until):
         report.files += 1
-        chats.add((lf.channel, lf.chat_id))
         res = _verify_chain(lf.path, lf.relpath, record, (lf.channel, lf.chat_id, lf.day))
         measured[lf.relpath] = res
         report.lines += len(res[0])

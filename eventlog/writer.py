@@ -155,6 +155,9 @@ class EventLog:
                 with FileLock(f"{self._root_s}/{rel}.lock"):
                     created |= self._write_locked(rel, items, result, ids.get(rel) if ids else None)
             except (OSError, EventlogError) as exc:
+                # forget the directory: if it was removed under this writer, the next append makes it again (the
+                # lock file, the first thing opened in it, fails before _write_locked runs)
+                self._dirs.discard(os.path.dirname(f"{self._root_s}/{rel}"))
                 exc.written = list(result.events)  # type: ignore[union-attr]
                 raise
             result.events.extend(ev for ev, _ in items)
@@ -248,7 +251,6 @@ class EventLog:
                 checkpoint(self)
         except BaseException:
             self._tails.pop(rel, None)
-            self._dirs.discard(os.path.dirname(path))
             raise
         finally:
             os.close(fd)

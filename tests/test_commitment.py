@@ -52,6 +52,15 @@ def test_erasing_a_live_line_keeps_its_chain_hash_and_drops_content_and_salt() -
     assert erase_line(erased) is None  # already erased: nothing to do
 
 
+def test_an_erased_line_with_a_nested_field_called_salt_keeps_its_chain_hash() -> None:
+    """The bytes hold `"salt":"` (a caller's own field), but the line has no salt of its own: it is its own form.
+    (issue 15, mwri: commitment.chain_hash mutant 10 hashed it as if it had one.)"""
+    line = line_of(live(meta={"salt": "abc"}))
+    erased = erase_line(line)
+    assert b'"salt":"abc"' in erased and "salt" not in orjson.loads(erased)
+    assert chain_hash(erased) == chain_hash(line) == sha(erased)
+
+
 def test_erasure_refuses_a_v1_line_with_content_and_skips_one_without() -> None:
     v1 = schema.encode({"event": "message:received", "channel": "telegram", "chat_id": "42", "v": 1, "text": "x"})
     with pytest.raises(BadEvent, match=r"^a v1 line cannot be erased without breaking the chain \(run `eventlog "

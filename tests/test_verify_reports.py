@@ -74,96 +74,61 @@ def test_a_clean_hand_built_day_verifies_and_counts_its_files_and_lines(root: Pa
     assert dmg == [] and warn == [] and rep.files == 1 and rep.lines == 6
 
 
-def test_a_line_that_is_not_json_is_one_damaged_place_and_the_chain_goes_on_after_it(root: Path) -> None:
-    def garble(ls):
-        ls[2] = b'{"event": garbled'
-        return ls
-    six(root, garble)
-    dmg, warn, _ = report(root)
-    assert dmg == [(DAY, 3, "not a valid JSON object (edited or corrupted)")] and warn == []
+NOT_JSON = "not a valid JSON object (edited or corrupted)"
+EXTRA = "line inserted or duplicated (the next line chains past it)"
 
 
-def test_a_json_value_that_is_not_an_object_is_damage_too(root: Path) -> None:
-    def arr(ls):
-        ls[1] = b"[1,2,3]"
-        return ls
-    six(root, arr)
-    dmg, _, _ = report(root)
-    assert dmg == [(DAY, 2, "not a valid JSON object (edited or corrupted)")]
-
-
-def test_two_garbled_lines_in_a_row_and_the_line_after_them(root: Path) -> None:
-    def garble(ls):
-        ls[2], ls[3] = b"x", b'"y"'
-        return ls
-    six(root, garble)
-    dmg, _, _ = report(root)
-    assert dmg == [(DAY, 3, "not a valid JSON object (edited or corrupted)"),
-                   (DAY, 4, "not a valid JSON object (edited or corrupted)")]
-
-
-def test_an_edited_line_is_named_once_at_its_own_line(root: Path) -> None:
+def put_at(i: int, line) -> object:
+    """An edit of `six`'s lines: line index `i` replaced by `line` (bytes, or a function of the old line)."""
     def edit(ls):
-        ls[2] = ls[2].replace(b"line 3", b"line X")
+        ls[i] = line(ls[i]) if callable(line) else line
         return ls
-    six(root, edit)
-    dmg, _, _ = report(root)
-    # the salted line stays canonical JSON, its commitment changes: the next line no longer chains to it
-    assert dmg == [(DAY, 3, "line 3 modified, or line(s) deleted between it and line 4 (chain broken)")]
+    return edit
 
 
-def test_an_edit_of_the_first_line(root: Path) -> None:
-    def edit(ls):
-        ls[0] = ls[0].replace(b"line 1", b"line X")
-        return ls
-    six(root, edit)
-    dmg, _, _ = report(root)
-    assert dmg == [(DAY, 1, "line 1 modified, or line(s) deleted between it and line 2 (chain broken)")]
+def broken(n: int) -> str:
+    return f"line {n} modified, or line(s) deleted between it and line {n + 1} (chain broken)"
 
 
-def test_lines_deleted_from_the_start(root: Path) -> None:
-    six(root, lambda ls: ls[2:])
-    dmg, _, _ = report(root)
-    assert dmg == [(DAY, 1, "first line does not chain from this file's genesis (file moved or renamed, or lines "
-                            "deleted from its start)")]
+def with_prev(prev) -> object:
+    return put_at(1, lambda x: schema.encode({**orjson.loads(x), "prev": prev}))
 
 
-def test_a_duplicated_line_is_named_where_it_was_inserted(root: Path) -> None:
-    def dup(ls):
-        return ls[:3] + [ls[2]] + ls[3:]
-    six(root, dup)
-    dmg, _, _ = report(root)
+# One hand edit of the six-line day, and verify's complete damage list for it (no warnings in any of these).
+EDITS = [
+    # the chain goes on after a line that is not JSON: one damaged place
+    pytest.param(put_at(2, b'{"event": garbled'), [(3, NOT_JSON)], id="not-json"),
+    pytest.param(put_at(1, b"[1,2,3]"), [(2, NOT_JSON)], id="json-not-an-object"),
+    pytest.param(lambda ls: ls[:2] + [b"x", b'"y"'] + ls[4:], [(3, NOT_JSON), (4, NOT_JSON)], id="two-garbled-in-a-row"),
+    # the salted line stays canonical JSON, its commitment changes: the next line no longer chains to it; named once
+    pytest.param(put_at(2, lambda x: x.replace(b"line 3", b"line X")), [(3, broken(3))], id="edited-line"),
+    pytest.param(put_at(0, lambda x: x.replace(b"line 1", b"line X")), [(1, broken(1))], id="edited-first-line"),
+    pytest.param(lambda ls: ls[2:], [(1, "first line does not chain from this file's genesis (file moved or renamed, or "
+                                         "lines deleted from its start)")], id="deleted-from-the-start"),
     # line 4 chains to line 2, like line 3: the first of the two identical lines is named as the extra one
-    assert dmg == [(DAY, 3, "line inserted or duplicated (the next line chains past it)"),
-                   (DAY, 4, "duplicate id 01KB0000000000000000000003 (also line 3)")]
-
-
-def test_an_inserted_line_is_named_where_it_was_inserted(root: Path) -> None:
-    def ins(ls):
-        forged = schema.encode_with_prev(dict(event(9)), chain_hash(ls[1]))
-        return ls[:2] + [forged] + ls[2:]
-    six(root, ins)
-    dmg, _, _ = report(root)
-    assert dmg == [(DAY, 3, "line inserted or duplicated (the next line chains past it)")]
-
-
-def test_swapped_lines(root: Path) -> None:
-    def swap(ls):
-        ls[1], ls[2] = ls[2], ls[1]
-        return ls
-    six(root, swap)
-    dmg, _, _ = report(root)
+    pytest.param(lambda ls: ls[:3] + [ls[2]] + ls[3:],
+                 [(3, EXTRA), (4, "duplicate id 01KB0000000000000000000003 (also line 3)")], id="duplicated"),
+    pytest.param(lambda ls: ls[:2] + [schema.encode_with_prev(dict(event(9)), chain_hash(ls[1]))] + ls[2:],
+                 [(3, EXTRA)], id="inserted"),
     # lines 2 and 3 are named (as what they are seen as from each neighbour's `prev`), no other line
-    assert dmg == [(DAY, 2, "line out of order (chains to line 3, not to line 1): swapped or moved"),
-                   (DAY, 2, "line inserted or duplicated (the next line chains past it)"),
-                   (DAY, 3, "line inserted or duplicated (the next line chains past it)")]
+    pytest.param(lambda ls: [ls[0], ls[2], ls[1]] + ls[3:],
+                 [(2, "line out of order (chains to line 3, not to line 1): swapped or moved"), (2, EXTRA), (3, EXTRA)],
+                 id="swapped"),
+    pytest.param(lambda ls: ls[:1] + ls[2:] + ls[1:2],
+                 [(2, "line out of order (chains to line 6, not to line 1): swapped or moved"),
+                  (6, "line out of order (chains to line 1, not to line 5): swapped or moved")], id="moved-to-the-end"),
+    pytest.param(lambda ls: ls[:2] + [b"garbage"] + ls[2:], [(3, NOT_JSON), (3, EXTRA)], id="garbage-inserted"),
+    # a `prev` that is not a hash is a break, not a crash
+    *[pytest.param(with_prev(prev), [(1, broken(1)), (2, broken(2))], id=f"prev-{name}")
+      for name, prev in [("list", ["x"]), ("object", {"a": 1}), ("number", 7), ("null", None)]],
+]
 
 
-def test_a_line_moved_to_the_end(root: Path) -> None:
-    six(root, lambda ls: ls[:1] + ls[2:] + ls[1:2])
-    dmg, _, _ = report(root)
-    assert dmg == [(DAY, 2, "line out of order (chains to line 6, not to line 1): swapped or moved"),
-                   (DAY, 6, "line out of order (chains to line 1, not to line 5): swapped or moved")]
+@pytest.mark.parametrize("edit, expected", EDITS)
+def test_one_hand_edit_of_a_day_and_its_exact_damage_report(root: Path, edit, expected) -> None:
+    six(root, edit)
+    dmg, warn, _ = report(root)
+    assert dmg == [(DAY, line, reason) for line, reason in expected] and warn == []
 
 
 def test_a_torn_final_line_is_a_warning_not_damage(root: Path) -> None:
@@ -494,26 +459,6 @@ def test_a_garbled_line_the_writer_chained_past_is_named_once(root: Path) -> Non
     EventLog(root, fsync="never").append(ev(ts="2026-11-29T10:00:01Z"))
     dmg, warn, _ = report(root)
     assert dmg == [(DAY, 2, "not a valid JSON object (edited or corrupted)")] and warn == []
-
-
-def test_a_garbled_line_inserted_between_two_lines(root: Path) -> None:
-    six(root, lambda ls: ls[:2] + [b"garbage"] + ls[2:])
-    dmg, _, _ = report(root)
-    assert dmg == [(DAY, 3, "not a valid JSON object (edited or corrupted)"),
-                   (DAY, 3, "line inserted or duplicated (the next line chains past it)")]
-
-
-@pytest.mark.parametrize("prev", [["x"], {"a": 1}, 7, None])
-def test_a_prev_that_is_not_a_hash_is_a_break_not_a_crash(root: Path, prev) -> None:
-    def edit(ls):
-        obj = orjson.loads(ls[1])
-        obj["prev"] = prev
-        ls[1] = schema.encode(obj)
-        return ls
-    six(root, edit)
-    dmg, _, _ = report(root)
-    assert dmg == [(DAY, 1, "line 1 modified, or line(s) deleted between it and line 2 (chain broken)"),
-                   (DAY, 2, "line 2 modified, or line(s) deleted between it and line 3 (chain broken)")]
 
 
 def test_since_and_until_limit_the_day_files_and_their_seals(root: Path) -> None:

@@ -111,20 +111,14 @@ def test_a_torn_tail_after_the_seal_is_moved_aside_and_the_append_goes_on(root: 
     assert len(aside) == 1 and aside[0].read_bytes() == b'{"event":"mess'
 
 
-def test_a_second_line_after_the_seal_that_does_not_chain_is_refused(root: Path) -> None:
+@pytest.mark.parametrize("forged", [0, 1], ids=["first", "second"])
+def test_a_line_after_the_seal_that_does_not_chain_is_refused(root: Path, forged: int) -> None:
+    """Two lines after the seal; the `forged` one chains to the second sealed line (not to the line before it), the
+    other chains on correctly."""
     make(root, 3)
     ls = lines(root)
-    ls.append(after(ls[-1], "late 1", 50))
-    ls.append(after(ls[-3], "forged", 51))  # chains to a sealed line, not to the line before it
-    write(root, ls)
-    refused(root)
-
-
-def test_a_first_line_after_the_seal_that_does_not_chain_is_refused(root: Path) -> None:
-    make(root, 3)
-    ls = lines(root)
-    ls.append(after(ls[-2], "forged", 50))
-    ls.append(after(ls[-1], "late", 51))
+    for k in range(2):
+        ls.append(after(ls[1] if k == forged else ls[-1], "forged" if k == forged else "late", 50 + k))
     write(root, ls)
     refused(root)
 

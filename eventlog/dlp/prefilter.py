@@ -39,10 +39,6 @@ def _anchor(k: str) -> int:
     return min(range(len(k) - 1), key=lambda j: RARITY.get(k[j], -1))
 
 
-def _window(k: str, j: int) -> tuple[int, int]:
-    return -j, len(k) - j
-
-
 def _offsets(k: str, s: str) -> list[int]:
     """Every offset at which s occurs in k."""
     return [o for o in range(len(k) - len(s) + 1) if k.startswith(s, o)]
