@@ -66,7 +66,8 @@ MODULES = {
 NEW_TESTS = {
     "dlp": [T + "dlp-validators-edges.test.mjs", T + "dlp-github-crc.test.mjs", T + "dlp-offsets.test.mjs",
             T + "dlp-alerts-edges.test.mjs", T + "dlp-html-twin.test.mjs",
-            T + "dlp-engine-twin.test.mjs", T + "dlp-validators-twin.test.mjs"],
+            T + "dlp-engine-twin.test.mjs", T + "dlp-validators-twin.test.mjs",
+            T + "tap-casefold.test.mjs"],
     "writer": [T + "writer-edges.test.mjs", T + "writer-damage.test.mjs", T + "writer-lock-protocol.test.mjs",
                T + "writer-format-kat.test.mjs", T + "writer-checkpoint.test.mjs",
                T + "writer-tail.test.mjs", T + "writer-autoseal.test.mjs", T + "writer-durability.test.mjs",
