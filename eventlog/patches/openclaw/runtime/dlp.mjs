@@ -214,7 +214,7 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     gen = (gen + 1) >>> 0;
     if (gen === 0) { marks.fill(0); gen = 1; }
     let out = lowerBuf.codes;
-    if (out.length < 2 * t.length + 1) out = lowerBuf.codes = new Uint16Array(2 * t.length + 1);
+    if (out.length < t.length) out = lowerBuf.codes = new Uint16Array(t.length); // one unit per unit (LOWER)
     let n = 0, prev = -1;
     folded = false;
     for (let i = 0; i < t.length; i++) {
