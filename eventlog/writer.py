@@ -80,7 +80,7 @@ class EventLog:
         self.fsync = fsync
         self.autoseal = autoseal
         self._tails: dict[str, _Tail] = {}
-        self._dirs: set[str] = set()  # directories known to exist (a failed append clears its entry)
+        self._dirs: set[str] = set()  # directories known to exist (one removed under the writer is made again)
         # A per-process placeholder for the chain field: events are encoded once, before the lock, and the real
         # `prev` is substituted under the lock (keys are sorted, so the top-level "prev" is found by its unique value).
         self._placeholder = secrets.token_hex(32)
@@ -150,14 +150,23 @@ class EventLog:
                       ids: dict[str, tuple[dict[str, int], tuple[int, int]]] | None = None) -> AppendResult:
         result = AppendResult()
         for rel, items in groups.items():
+            checked = ids.get(rel) if ids else None
             try:
                 created = self._ensure_dirs(rel)
-                with FileLock(f"{self._root_s}/{rel}.lock"):
-                    created |= self._write_locked(rel, items, result, ids.get(rel) if ids else None)
+                try:
+                    with FileLock(f"{self._root_s}/{rel}.lock"):
+                        created |= self._write_locked(rel, items, result, checked)
+                except FileNotFoundError as exc:
+                    # The directory went away (removed by hand) while we believed it existed: make it again and try
+                    # once more, as the JS writer does. ENOENT before the write comes from opening the lock (or the
+                    # file); after the write nothing is retried, or the lines would be there twice.
+                    if getattr(exc, "after_write", False):
+                        raise
+                    self._dirs.discard(os.path.dirname(f"{self._root_s}/{rel}"))
+                    created = self._ensure_dirs(rel)
+                    with FileLock(f"{self._root_s}/{rel}.lock"):
+                        created |= self._write_locked(rel, items, result, checked)
             except (OSError, EventlogError) as exc:
-                # forget the directory: if it was removed under this writer, the next append makes it again (the
-                # lock file, the first thing opened in it, fails before _write_locked runs)
-                self._dirs.discard(os.path.dirname(f"{self._root_s}/{rel}"))
                 exc.written = list(result.events)  # type: ignore[union-attr]
                 raise
             result.events.extend(ev for ev, _ in items)
@@ -214,6 +223,7 @@ class EventLog:
                       ids: tuple[dict[str, int], tuple[int, int]] | None = None) -> bool:
         path = f"{self._root_s}/{rel}"
         fd, created = self._open(path)
+        written = False
         try:
             if ids is not None:
                 dupids.check_locked(fd, rel, *ids)
@@ -229,6 +239,7 @@ class EventLog:
                 put(join((la, pb, lb, nl)))
                 # the chain covers the commitment form (content replaced by salted hashes), so erasure keeps it
                 prev = sha256(join((la, pb, lb) if fa is None else (fa, pb, fb))).hexdigest()
+            written = True  # from here on the file may hold some of the lines
             if self.fsync == "always":
                 for line in lines:
                     self._write_all(fd, line)
@@ -249,8 +260,10 @@ class EventLog:
                 record = seal_record(rel, sealed["lines"] + len(lines), st.st_size, prev)
                 self.append_stream(seal_relpath(*parse_relpath(rel)[:2]), [record])
                 checkpoint(self)
-        except BaseException:
+        except BaseException as exc:
             self._tails.pop(rel, None)
+            if written:
+                exc.after_write = True  # type: ignore[attr-defined]  # never retried: no double lines
             raise
         finally:
             os.close(fd)

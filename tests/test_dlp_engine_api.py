@@ -9,6 +9,7 @@ import pytest
 
 from eventlog.dlp.engine import Scanner, open_scanner
 from eventlog.dlp.rules import load_rules
+from eventlog.errors import EventlogError
 
 # a GitHub classic token shape (ghp_ + 36 base62): the shipped github-token rule redacts it (CRC not required)
 TOK = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -113,5 +114,5 @@ def test_open_scanner_with_a_key_and_no_root() -> None:
     s = open_scanner(key=b"k" * 32)
     assert s.allowlist is None
     assert _spans(s.scan(TOK).findings) == [("github-token", 0, 40)]
-    with pytest.raises(ValueError, match="^a log root or a key is needed$"):
+    with pytest.raises(EventlogError, match="^a log root or a key is needed$"):  # the CLI's exit 2, not a ValueError
         open_scanner()

@@ -171,6 +171,24 @@ def test_bad_input(log, tmp_path: Path) -> None:
     assert not (tmp_path / "missing").exists()
 
 
+def test_every_command_that_opens_a_scanner_reports_its_failure_in_one_line(log) -> None:
+    """`open_scanner` raises EventlogError subclasses only (here a damaged key and a rule file that is not JSON): each
+    command that opens a scanner prints one line on stderr and exits 2 — no traceback."""
+    root, _, _ = log
+    run("dlp", "scan", "--log", "--root", str(root))
+    alert = alerts_json(root)[0]["id"]
+    (root / "dlp/key").write_bytes(b"short")
+    damaged = f"DLP key {root / 'dlp/key'} is damaged (5 bytes, expected 32)"
+    for args in (["dlp", "scan", "some text"], ["dlp", "scan", "--log", "--no-alerts"], ["dlp", "show", alert],
+                 ["dlp", "review", alert, "--resolution", "revoked", "--note", "rotated"],
+                 ["dlp", "review", "--interactive"], ["agent", "search", "key", "--chat", "42"],
+                 ["agent", "context", alert, "--chat", "42"]):
+        r = run(*args, "--root", str(root), input="q\n")
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1 and damaged in r.stderr, (args, r.output)
+    r = run("dlp", "scan", "text", "--rules", str(root / "dlp/key"), "--root", str(root))
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "not valid JSON" in r.stderr, r.stderr
+
+
 def test_scan_texts_and_jsonl(root: Path, tmp_path: Path) -> None:
     key = fake_key()
     r = run("dlp", "scan", "hello", f"key: {key}", "--root", str(root))

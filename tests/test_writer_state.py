@@ -5,7 +5,8 @@ under the partition lock, against changes other writers and people make meanwhil
 Added for issue 15 (mwri): the complete mutation run of eventlog/writer.py and seal.py left these untested — a tail
 cache trusted for a replaced file, a one-byte torn tail glued to the next line, the duplicate-id check under the lock
 and the sealer's lock (both need a second writer *while* the lock is held: the test holds the real lock and waits for
-the `<lock>.want` file a waiting writer creates), and a removed directory the writer never made again (a bug, fixed).
+the `<lock>.want` file a waiting writer creates), and a removed directory the writer never made again (a bug, fixed;
+since then made again within the same append, as the JS writer does).
 """
 from __future__ import annotations
 
@@ -79,21 +80,45 @@ def test_appending_to_a_sealed_day_whose_file_was_deleted_keeps_the_events_and_t
     assert not rep.ok and {p.relpath for p in rep.damage} == {DAY}  # the deleted sealed day is still reported
 
 
-def test_a_directory_removed_under_a_running_writer_is_made_again(root: Path) -> None:
-    """Before the fix the writer remembered the directory as made and failed every later append to it. The first
-    append after the removal may fail (cleanly: an OSError naming no stored event, nothing written) or succeed; the
-    one after it must succeed."""
+def test_a_directory_removed_under_a_running_writer_is_made_again_in_the_same_append(root: Path) -> None:
+    """Like the JS writer: the append that finds its remembered directory gone (ENOENT on the lock) makes it again and
+    tries once more — no event lost, none twice, a new file chained from the genesis. (Before mwri's fix every later
+    append failed; after it the first one still did.)"""
     log = EventLog(root, fsync="never")
     log.append(ev(ts="2026-11-29T10:00:00Z", text="first"))
     shutil.rmtree(root / DAY.rsplit("/", 2)[0])  # …/2026/11, the day file's directory
-    try:
-        log.append(ev(ts="2026-11-29T10:00:01Z", text="maybe"))
-        stored = ["maybe"]
-    except OSError as exc:
-        assert exc.written == []  # type: ignore[attr-defined]
-        stored = []
+    stored = log.append(ev(ts="2026-11-29T10:00:01Z", text="after"))
+    assert stored["prev"] == schema.genesis(DAY)
     log.append(ev(ts="2026-11-29T10:00:02Z", text="second"))
-    assert texts(root) == stored + ["second"]
+    assert texts(root) == ["after", "second"]
+    clean(root)
+
+
+def test_an_enoent_after_the_lines_are_written_is_not_retried(root: Path) -> None:
+    """Extending a sealed day writes its lines, then the seal record. If the seal's directory is gone for good (here a
+    dangling symbolic link, so making it again fails too), the append fails — and its lines are in the day once, not
+    twice: the retry is only for an ENOENT before the write."""
+    log = EventLog(root, fsync="never")
+    log.append(ev(ts="2026-11-29T10:00:00Z", text="one"))
+    log.append(ev(ts="2026-11-30T10:00:00Z", text="next day"))  # seals the 29th
+    seals = root / "seals/telegram"
+
+    def lose_the_seals() -> None:
+        seals.rename(root / "seals/moved")
+        seals.symlink_to(root / "seals/nowhere")
+
+    got = hold_lock_while(root, "seals/telegram/42.jsonl", lambda: log.append(
+        ev(ts="2026-11-29T10:00:01Z", text="late")), lose_the_seals)
+    assert isinstance(got, FileNotFoundError), got
+    assert got.written == []  # type: ignore[attr-defined]
+    assert texts(root) == ["one", "late"]
+    seals.unlink()
+    for left in ("42.jsonl.lock", "42.jsonl.lock.want"):  # the test's lock and the waiter's want moved with the dir
+        (root / "seals/moved" / left).unlink()
+    (root / "seals/moved").rename(seals)
+    log.append(ev(ts="2026-11-29T10:00:02Z", text="later"))  # the lines after the seal chain on: sealed again
+    assert texts(root) == ["one", "late", "later"]
+    assert sealed_index(root, "telegram", "42")[DAY]["lines"] == 3
     clean(root)
 
 

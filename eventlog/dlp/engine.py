@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import EventlogError
 from . import htmltext
 from .keys import Allowlist, allowlist_path, fingerprint, load_key
 from .prefilter import KeywordPrefilter
@@ -374,7 +375,7 @@ def open_scanner(root: Path | None = None, rules_path: str | Path | None = None,
     rules = load_rules(rules_path)
     if key is None:
         if root is None:
-            raise ValueError("a log root or a key is needed")
+            raise EventlogError("a log root or a key is needed")
         key = load_key(root)
     allow = Allowlist(allowlist_path(root)) if root is not None else None
     return Scanner(rules, key, allow)
