@@ -198,7 +198,7 @@ def _templated(v: str) -> bool:
         return True
     if v[0] == "$" and (_is_ident(v[1:]) or v[1:2] in ("{", "(")):
         return True
-    pairs = (("{", "}"), ("<", ">"), ("[", "]"), ("%(", "s"), ("<%", "%>"))
+    pairs = (("{", "}"), ("<", ">"), ("[", "]"), ("%(", "s"))
     if any(v.startswith(a) and v.endswith(b) for a, b in pairs):
         return True
     return any(w in low for w in _CODE)

@@ -166,7 +166,7 @@ const unquote = (s) => (s.length >= 2 && s[0] === s[s.length - 1] && QUOTES.incl
 const isIdent = (s) => /^[A-Za-z0-9_]*$/.test(s);
 const hasFake = (low) => FAKE.some((w) => low.includes(w));
 
-const PAIRS = [["{", "}"], ["<", ">"], ["[", "]"], ["%(", "s"], ["<%", "%>"]];
+const PAIRS = [["{", "}"], ["<", ">"], ["[", "]"], ["%(", "s"]];
 // Mirrors eventlog/dlp/validators.py _templated (same order of checks, same code-point semantics).
 function templated(v) {
   const low = v.toLowerCase();
