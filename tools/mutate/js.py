@@ -13,7 +13,8 @@ the mutant. A mutant is killed when a test fails or the run exceeds its timeout 
 all 3x the list's clean run + 10 s); it survives when every test passes. A mutant on code that no test executes is
 reported as "no coverage" without running — it counts as surviving. Stdlib only. Prints per-module scores at the end (before =
 without the NEW_TESTS files, which run last; now = with them) and writes the JSON report (every mutant, its status and
-the test that killed it). Exit 1 if a named mutant survives, 2 if the clean run fails or acorn is missing.
+the test that killed it). Exit 1 if a named mutant survives, 2 if the clean run fails, acorn is missing, or the
+selection is empty (`--group` with `--only`: the intersection; an --only outside every --group is refused).
 """
 from __future__ import annotations
 
@@ -123,11 +124,18 @@ def make_copy(dst: Path) -> Path:
     return dst / RT
 
 
-def covered_offsets(cov_dir: Path, rt: Path) -> dict[str, list[list[tuple[int, int, int]]]]:
-    """file name -> per process, V8 block ranges (start, end, count) of the clean run, for the mutated modules."""
+def covered_offsets(cov_dir: Path, rt: Path, test: str = "") -> dict[str, list[list[tuple[int, int, int]]]]:
+    """file name -> per process, V8 block ranges (start, end, count) of the clean run, for the mutated modules.
+    A process that could not write its coverage (a child under a file-size limit leaves an empty file) adds nothing."""
     ranges: dict[str, list[list[tuple[int, int, int]]]] = {}
     for f in cov_dir.glob("*.json"):
-        for script in json.loads(f.read_text()).get("result", []):
+        try:
+            doc = json.loads(f.read_text())
+        except json.JSONDecodeError:
+            print(f"mutate-js: warning: {test or cov_dir}: a process left {'an empty' if f.stat().st_size == 0 else 'a cut'}"
+                  f" coverage file {f.name} (a size-limited child?): no coverage from that process", file=sys.stderr)
+            continue
+        for script in doc.get("result", []):
             url = script.get("url", "")
             if not url.startswith("file://"):
                 continue
@@ -180,6 +188,28 @@ def named(rt: Path) -> list[dict]:
     return out
 
 
+def select(only: list[str], groups: list[str]) -> dict[str, set[int] | None]:
+    """--only and --group -> {module: the lines whose mutants run, None for all}, in MODULES order. Both given: the
+    intersection. An --only that can select nothing — no such module, a LINE that is not a number, a module outside
+    every --group — is refused (ValueError, one line), not silently dropped."""
+    if not only:
+        return {f: None for f, (g, _) in MODULES.items() if not groups or g in groups}
+    sel: dict[str, set[int] | None] = {}
+    for o in only:
+        name, colon, line = o.partition(":")
+        if name not in MODULES:
+            raise ValueError(f"--only {o}: {name} is not a mutated module (one of {', '.join(MODULES)})")
+        if groups and MODULES[name][0] not in groups:
+            raise ValueError(f"--only {o}: {name} is in group {MODULES[name][0]}, outside --group {', '.join(groups)}")
+        if colon and not line.isdigit():
+            raise ValueError(f"--only {o}: LINE must be a line number")
+        if not colon:
+            sel[name] = None  # the whole module, whatever lines of it are named too
+        elif sel.get(name, set()) is not None:
+            sel.setdefault(name, set()).add(int(line))  # type: ignore[union-attr]
+    return {f: sel[f] for f in MODULES if f in sel}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="mutate-js")
     ap.add_argument("--jobs", type=int, default=4, help="parallel mutant runs (the writer tests mostly wait)")
@@ -193,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rerun", metavar="REPORT", help="take the killed mutants of REPORT (a report, or the .partial.jsonl "
                     "of an interrupted run) as killed and run the rest; the sources must be unchanged since REPORT")
     a = ap.parse_args(argv)
+    try:
+        selection = select(a.only, a.group)
+    except ValueError as exc:
+        print(f"mutate-js: {exc}", file=sys.stderr)
+        return 2
+    files = list(selection)
     node = toolchain.node_or_default()
     if not toolchain.acorn_dir().joinpath("node_modules", "acorn", "package.json").is_file():
         print(f"mutate-js: acorn is not installed in {toolchain.acorn_dir()} (run `make acorn`)", file=sys.stderr)
@@ -205,8 +241,6 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         rts = [make_copy(tmp / f"w{i}") for i in range(max(1, a.jobs))]
-        files = [f for f in MODULES if (not a.only or any(o.split(":")[0] == f for o in a.only))
-                 and (not a.group or MODULES[f][0] in a.group)]
         mutants = [m for m in (named(rts[0]) if a.named_only else generate(node, rts[0], files) + named(rts[0]))
                    if m["file"] in files]
         if a.sample > 1:
@@ -223,10 +257,12 @@ def main(argv: list[str] | None = None) -> int:
             olds = ([json.loads(ln) for ln in text.splitlines() if ln.strip()] if a.rerun.endswith(".jsonl")
                     else json.loads(text)["mutants"])
             prior = {(m["file"], m["start"], m["end"], m["repl"]): m for m in olds}
-        if a.only:
-            lines = {(o.split(":")[0], int(o.split(":")[1])) for o in a.only if ":" in o}
-            mutants = [m for m in mutants if m["file"] in files
-                       and (not lines or (m["file"], m["line"]) in lines or m["op"] == "named")]
+        mutants = [m for m in mutants if m["op"] == "named" or selection[m["file"]] is None
+                   or m["line"] in selection[m["file"]]]  # type: ignore[operator]
+        if not mutants:
+            print("mutate-js: no mutant in the selection (no mutable code on those lines, or --sample left none)",
+                  file=sys.stderr)
+            return 2
         # clean runs: every group must pass as it is (else nothing can be judged), timed, with block coverage
         base: dict[tuple[str, ...], float] = {}
         limits: dict[tuple[str, ...], list[float]] = {}  # per file: 3x its clean run + 10 s
@@ -245,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             base[tests] = secs
             limits[tests] = [3 * x + 10 for x in times]
-            per_file[tests] = [covered_offsets(cov_dir / str(k), rts[0]) for k in range(len(tests))]
+            per_file[tests] = [covered_offsets(cov_dir / str(k), rts[0], tests[k]) for k in range(len(tests))]
             for by_name in per_file[tests]:
                 for name, r in by_name.items():
                     cov.setdefault(name, []).extend(r)
