@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import date
@@ -23,7 +24,7 @@ import numpy as np
 
 from ..layout import RAW, parse_relpath
 from ..schema import CHANNEL_RE, CHAT_ID_RE
-from . import embed, pack, project, store
+from . import embed, pack, project, store, watch, watchscan
 
 MESSAGE_EVENTS = (b"message:received", b"message:sent")
 DIRECTIONS = {"in": 1, "out": 2}
@@ -75,6 +76,8 @@ class Progress:
 # The mtime is read before the listing, so a file created meanwhile moves it past the recorded one.
 # A directory modified within the last two seconds is always re-checked: a second append inside the file system's
 # timestamp granularity could leave its mtime where the first one put it ("racy git").
+# A root refreshed a second time in a process gets inotify watches instead (watch.py, watchscan.py): then a query reads
+# only what the events since the last one name, and none of the stats below; this stat-based path stays the fallback.
 _RACY_NS = 2_000_000_000
 _DIRS: dict[str, tuple[int, list[str]]] = {}
 _DAY_DIRS: dict[str, dict[str, set[str]]] = {}  # root → day → chat-month directories
@@ -120,10 +123,14 @@ def scan(root: Path, since: date | None, until: date | None, records: dict[str, 
     raw = os.path.join(str(root), RAW)
     key = str(root)
     lo_s, hi_s = (since.isoformat() if since else ""), (until.isoformat() if until else "9999")
+    fresh = _FRESH.setdefault(key, {})
+    with watchscan.LOCK:
+        got = watchscan.changes(root)  # a watched root (a long-lived searcher): only what its events name
+        if got is not None:
+            return _result(raw, got[0], got[1], fresh, records, model, everything, lo_s, hi_s)
     lo = (since.year, since.month) if since else None
     hi = (until.year, until.month) if until else None
     day_dirs = _DAY_DIRS.setdefault(key, {})
-    fresh = _FRESH.setdefault(key, {})
     touched: set[str] = set()
     observed: set[str] = set()
     now = time.time_ns()
@@ -163,6 +170,14 @@ def scan(root: Path, since: date | None, until: date | None, records: dict[str, 
         for d in _DIRS.pop(mdir)[1]:
             day_dirs.get(d, set()).discard(mdir)
             touched.add(d)
+    return _result(raw, day_dirs, touched, fresh, records, model, everything, lo_s, hi_s)
+
+
+def _result(raw: str, day_dirs: dict[str, set[str]], touched: set[str], fresh: dict[str, str],
+            records: dict[str, dict[str, Any]], model: str | None, everything: bool, lo_s: str, hi_s: str) -> Scan:
+    prefix = raw + "/"
+    for d in touched:  # no longer vouched for until checked: a check_only or failed update must not lose the touch
+        fresh.pop(d, None)
     out = Scan(sorted(d for d, dirs in day_dirs.items() if dirs and lo_s <= d <= hi_s), {})
     for d in out.days:
         rec = records.get(d)
@@ -221,6 +236,10 @@ def stale_reason(root: Path, rec: dict[str, Any] | None, files: list[Any], model
     return None
 
 
+_LOCKS: dict[str, threading.RLock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
 def update(root: Path, since: date | None = None, until: date | None = None, chats: list[str] | None = None,
            rebuild: bool = False, vectors: bool = True, check_only: bool = False, any_model: bool = False,
            progress: Callable[[int, int, str, int], None] | None = None, jobs: int = 1) -> Progress:
@@ -229,8 +248,18 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
     installed; with `any_model` a fresh unit built without vectors (or with another model) is accepted as it is.
     `jobs` > 1 builds days in that many worker processes (each loads the model once). Days are published one by one
     (atomically), newest first, so an interrupted build keeps every finished day and loses at most the ones in
-    progress; the next run continues with the rest."""
+    progress; the next run continues with the rest. One update of a root at a time per process (threads wait): the
+    per-process freshness state it reads and marks stays consistent."""
+    with _LOCKS_LOCK:
+        lock = _LOCKS.setdefault(str(root), threading.RLock())
+    with lock:
+        return _update(root, since, until, rebuild, vectors, check_only, any_model, progress, jobs)
+
+
+def _update(root: Path, since: date | None, until: date | None, rebuild: bool, vectors: bool, check_only: bool,
+            any_model: bool, progress: Callable[[int, int, str, int], None] | None, jobs: int) -> Progress:
     model = model_name(vectors)
+    watch.get(root)  # counts this refresh: a root refreshed again in this process gets its watches (watch.py)
     build.SEEN.clear()  # the cross-day text cache lives for one update (and its workers): a --rebuild embeds anew
     records = store.load_records(root, any_version=True)
     want = None if any_model else model
@@ -239,10 +268,14 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
     reasons = {d: None if rebuild else stale_reason(root, records.get(d), files, want)
                for d, files in sorted(sc.check.items(), reverse=True)}
     if want and not rebuild:  # a day the per-process cache vouches for can still have lost its projection
+        ok = watchscan.projections_seen(root)
         for d in sc.days:
             rec = records.get(d)
-            if d not in reasons and rec and rec.get("model") and project.load(root, rec) is None:
-                reasons[d] = project.MISSING
+            if d not in reasons and rec and rec.get("model") and (ok is None or ok.get(d) != rec["data"]):
+                if project.load(root, rec) is None:
+                    reasons[d] = project.MISSING
+                elif ok is not None:
+                    ok[d] = rec["data"]
     todo = [d for d, why in reasons.items() if rebuild or (why is not None and why != project.MISSING)]
     derive = [d for d, why in reasons.items() if why == project.MISSING]
     out.fresh = len(sc.days) - len(todo) - (len(derive) if check_only else 0)
@@ -260,8 +293,10 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
     months = (since.isoformat()[:7] if since else "", until.isoformat()[:7] if until else "9999")
     if check_only:
         out.packs = pack.stale(root, store.load_records(root), months)
-    else:
+    elif not watchscan.packs_checked(root, months):
         out.packs = pack.update(root, store.load_records(root), months)
+        if not out.packs:
+            watchscan.packs_checked(root, months, True)
     if since is None and until is None:
         for d in sorted(set(records) - set(sc.days)):  # a day whose files are all gone
             if not check_only:

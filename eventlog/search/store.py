@@ -21,6 +21,7 @@ import numpy as np
 import orjson
 
 from ..errors import EventlogError
+from . import watch
 
 INDEX_DIR = "index"
 UNIT_VERSION = 2  # 2: sign bits of the vectors ("bits") for the Hamming first pass; a v1 unit is stale (rebuilt, its
@@ -213,6 +214,11 @@ def load_records(root: Path, any_version: bool = False, subdir: str = "units") -
     rename into the directory, which moves its mtime: while that is unchanged (and not within the file system's
     timestamp granularity of now), the records read last time are the records."""
     d = str(units_dir(root, subdir))
+    w = watch.current(root)
+    if w is not None:
+        got = _load_watched(w, root, d, any_version)
+        if got is not None:
+            return got
     out: dict[str, dict[str, Any]] = {}
     try:
         mtime = os.stat(d).st_mtime_ns
@@ -229,6 +235,52 @@ def load_records(root: Path, any_version: bool = False, subdir: str = "units") -
                 out[name[:-5]] = rec
     _LISTED[(d, any_version)] = (mtime, dict(out))
     return out
+
+
+_WATCHED: dict[tuple[str, bool], dict[str, dict[str, Any]]] = {}
+
+
+def _load_watched(w: Any, root: Path, d: str, any_version: bool) -> dict[str, dict[str, Any]] | None:
+    """load_records for a root with a watch (watch.py): the records read last time, with those whose file an event
+    named since read again (rename, in-place write or removal alike; no mtime, no racy window). None: use the stat
+    path."""
+    key = (d, any_version)
+    with w.lock:  # a change one thread drained is applied before another thread reads the records
+        return _apply_watched(w, root, d, key, any_version)
+
+
+def _apply_watched(w: Any, root: Path, d: str, key: tuple[str, bool], any_version: bool
+                   ) -> dict[str, dict[str, Any]] | None:
+    try:
+        ch = w.take(("records",) + key)
+        have = _WATCHED.get(key)
+        if ch is None or have is None:
+            _WATCHED.pop(key, None)
+            if not w.add(d, ("records",) + key):  # before the listing
+                w.forget(("records",) + key)
+                return {}
+            names = os.listdir(d)
+            have = {}
+        else:
+            names = [n for got in ch.values() for n in got]
+        for name in names:
+            if name.endswith(".json") and not name.startswith("."):
+                if ch is not None:  # named by an event: read again even under the same inode, size and mtime
+                    _RECORDS.pop(f"{d}/{name}", None)
+                rec = read_record(f"{d}/{name}", any_version)
+                if rec is None:
+                    have.pop(name[:-5], None)
+                else:
+                    have[name[:-5]] = rec
+    except FileNotFoundError:
+        w.forget(("records",) + key)
+        return {}
+    except watch.Unavailable:
+        _WATCHED.pop(key, None)
+        watch.failed(root, w)
+        return None
+    _WATCHED[key] = have
+    return dict(have)
 
 
 def write_sidecar(root: Path, data_name: str, suffix: str, data_sha256: str, arrays: dict[str, np.ndarray]) -> None:

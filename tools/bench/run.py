@@ -38,6 +38,7 @@ BENCHES = {
     "search": ([PY, "tools/bench/search.py", "--no-eval"], ["--chats", "20", "--days", "60", "--vec-chats", "5",
                                                          "--vec-days", "30", "--runs", "3"]),
     "recall_eval": ([PY, "tools/bench/recall_eval.py"], []),
+    "search_fresh": ([PY, "tools/bench/search_fresh.py"], ["--reps", "1", "--rounds", "1"]),
 }
 
 
