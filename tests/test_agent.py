@@ -142,6 +142,35 @@ def test_hybrid_falls_back_to_text_and_says_so(log: tuple[Path, dict[str, Any]],
     assert out["mode_used"] == "text" and "hybrid search is not available" in out["text"] and out["hits"] == 2
 
 
+def test_hybrid_hits_carry_the_whole_event(log: tuple[Path, dict[str, Any]]) -> None:
+    """In process: the hit line is built from the logged event (sender, HTML), not from a search result's fields."""
+    root, d = log
+    out = handle({"tool": "search", "args": {"query": "wifi password", "mode": "hybrid"}, "chat": "111"}, root)
+    line = next(ln for ln in out["text"].splitlines() if ln.startswith(f"[{d['ids'][0]}]"))
+    assert " in @u111: " in line, line  # the sender; the search hit alone has no `from`
+    line = next(ln for ln in out["text"].splitlines() if ln.startswith(f"[{d['ids'][1]}]"))
+    assert "<b>" not in line and "Noted the wifi & router" in line, line
+
+
+def test_hybrid_leaves_out_the_question_and_still_fills_the_limit(log: tuple[Path, dict[str, Any]]) -> None:
+    root, d = log
+    req = {"tool": "search", "args": {"query": "unrelated chatter about lunch", "mode": "hybrid", "limit": 1},
+           "chat": "111"}
+    assert handle(req, root)["ids"] == [d["ids"][3]]  # the best hit is the asker's newest message...
+    out = handle({**req, "requester": "111"}, root)  # ...which is the question being answered: left out
+    assert out["hits"] == 1 and out["ids"] != [d["ids"][3]] and out["ids"][0] in d["ids"][:3], out
+
+
+def test_hybrid_without_the_model_ranks_by_bm25_and_says_so(log: tuple[Path, dict[str, Any]], monkeypatch) -> None:
+    from eventlog.search import embed
+
+    monkeypatch.setattr(embed, "available", lambda name=None: "embedding model not installed (test)")
+    root, d = log
+    out = handle({"tool": "search", "args": {"query": "wifi router", "mode": "hybrid"}, "chat": "111"}, root)
+    assert out["ok"] and out["mode_used"] == "bm25" and "fell back to bm25" in out["text"], out["text"]
+    assert d["ids"][1] in out["ids"]
+
+
 def test_fuzzy_mode_tolerates_typos(log: tuple[Path, dict[str, Any]]) -> None:
     root, d = log
     out = handle({"tool": "search", "args": {"query": "pasword", "mode": "fuzzy"}, "chat": "111"}, root)

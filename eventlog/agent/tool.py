@@ -149,25 +149,29 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
     notes = [note] if note else []
     used = mode
     ranked = None
-    if mode == "hybrid":
-        from .hybrid import hybrid_search
-
-        ranked, why = hybrid_search(root, query, chats=chats, since=since, until=until, direction=direction or None,
-                                    limit=limit)
-        if ranked is None:
-            used = "text"
-            notes.append(f"hybrid search is not available ({why}); used text search")
     # The question being answered is in the log already (the tap writes it before the agent sees it): leave it out.
     skip = None
     if req.get("chat") and req.get("requester") is not None:
         from .context import current_message
 
         skip = current_message(root, str(req["chat"]), str(req["requester"]))
+    if mode == "hybrid":
+        from .hybrid import hybrid_search
+
+        # one more than asked when the current message may be among them: it is dropped below
+        ranked, why, used = hybrid_search(root, query, chats=chats, since=since, until=until,
+                                          direction=direction or None, limit=limit + (1 if skip else 0))
+        if ranked is None:
+            notes.append(f"hybrid search is not available ({why}); used text search")
+        elif why:
+            notes.append(why)
     if ranked is None:
         ranked = rank(root, query, mode=used, chats=chats, since=since, until=until, direction=direction or None,
                       limit=limit, exclude=skip)
-    elif skip:
-        ranked.hits = [f for f in ranked.hits if f.event.get("id") != skip]
+    else:
+        kept = [f for f in ranked.hits if f.event.get("id") != skip] if skip else ranked.hits
+        ranked.total -= len(ranked.hits) - len(kept)
+        ranked.hits = kept[:limit]
     if ranked.common:
         notes.append("too common to rank by, ignored: " + ", ".join(ranked.common))
     where = "all chats" if scope == "all" else f"this chat ({req.get('channel') or 'telegram'} {chats[0]})"

@@ -48,6 +48,7 @@ class SearchHit:
     direction: str | None
     text: str
     sender: str | None = None
+    event: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # the whole event (not in --json)
 
     def as_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "score": round(float(self.score), 6), "id": self.id, "chat_id": self.chat_id,
@@ -73,7 +74,7 @@ def _sender(ev: dict[str, Any]) -> str | None:
 
 def _hit(rank_: int, score: float, ev: dict[str, Any]) -> SearchHit:
     return SearchHit(rank_, score, str(ev.get("id")), str(ev.get("chat_id")), str(ev.get("ts")), ev.get("direction"),
-                     ev["text"], _sender(ev))
+                     ev["text"], _sender(ev), ev)
 
 
 def validate(q: SearchQuery) -> None:
