@@ -112,5 +112,6 @@ def estimate(proj: dict[str, Any], qvec: np.ndarray, rows: np.ndarray | None,
             b[...] = codes[lo:hi] if rows is None else codes[rows[lo:hi]]
             np.dot(b, qp[i], out=out[lo:hi])
     out *= cs if rows is None else cs[rows]
-    out += np.repeat(qm, np.diff(at))
+    for i in range(len(ss) - 1):  # + q·μ of each segment, in place
+        out[int(at[i]):int(at[i + 1])] += qm[i]
     return out
