@@ -18,11 +18,12 @@ from eventlog.search import SearchQuery, embed, index, pack, project, rank, sear
 from eventlog.search.tokens import token_ids
 from eventlog.writer import EventLog
 
-PHRASES = ("ноутбук сломался вчера", "the laptop is broken again", "встреча по проекту завтра", "meeting moved to friday",
-           "счёт за доставку оплачен", "invoice for the delivery is paid", "договор на подпись", "contract to sign",
-           "деплой на staging прошёл", "deploy to staging went fine", "ёлка во дворе", "отчёт клиенту отправлен",
-           "client report sent", "budget review deadline", "сервер упал ночью", "server went down at night",
-           "проверка сборки", "build check passed", "купить молоко", "buy some milk")
+PHRASES = ("ноутбук сломался вчера", "the laptop is broken again", "встреча по проекту завтра",
+           "meeting moved to friday", "счёт за доставку оплачен", "invoice for the delivery is paid",
+           "договор на подпись", "contract to sign", "деплой на staging прошёл", "deploy to staging went fine",
+           "ёлка во дворе", "отчёт клиенту отправлен", "client report sent", "budget review deadline",
+           "сервер упал ночью", "server went down at night", "проверка сборки", "build check passed",
+           "купить молоко", "buy some milk")
 QUERIES = ("laptop broken", "ноутбук", "договор", "payment delivery", "сервер релиз", "встреча", "build")
 CHATS = ("100", "200", "-300")
 DAYS = [(date(2026, 8, 30) + timedelta(days=i)).isoformat() for i in range(9)]  # two months: packs and loose days

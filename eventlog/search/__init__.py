@@ -16,7 +16,7 @@ from . import embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
-MAX_RSS_MB = 400  # after a query above this, the index pages it mapped are released (they stay in the page cache)
+MAX_RSS_MB = 320  # after a query above this, the index pages it mapped are released (they stay in the page cache)
 
 
 class SearchError(EventlogError):

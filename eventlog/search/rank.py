@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 
 from .project import estimate
-from .store import read_rows, release, release_except
+from .store import read_rows, release
 from .tokens import token_ids
 
-_PROJ_ARRAYS = ("codes", "cscale", "mu", "basis", "sstart")  # written last in a pack (pack.merge)
 K1, B = 1.2, 0.75
 RRF_K = 60
 VEC_CHUNK = 512
@@ -182,11 +181,10 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         if proj is not None:
             estimate(proj, qvec, rows, out)
             exact[lo:lo + n] = False
-            # the projection's pages stay resident (≈ 68 bytes a message): the next query does not fault the same
-            # codes in again; search() releases every mapping when the process's RSS passes its bound (release_all).
-            # A pack's other pages (ts, postings, ...) are dropped as before.
-            if proj is arr:
-                release_except(arr, _PROJ_ARRAYS)
+            # small (≈ 70 bytes a message + the axes): cheap to drop, and RSS stays bounded. Measured: keeping the
+            # projections resident between queries saves ≈ 10 ms of page faults a query at 1 M but took the bench's
+            # peak RSS to 594 MB (docs/search.md), so they are released as before
+            release(proj)
         elif "vec" in arr:
             out[:] = cosine_rows(arr["vec"], arr["scale"], qvec, np.arange(n) if rows is None else rows)
             exact[lo:lo + n] = True

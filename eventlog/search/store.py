@@ -182,20 +182,6 @@ def release(arrays: dict[str, Any]) -> None:
         mm.madvise(mmap.MADV_DONTNEED)
 
 
-def release_except(arrays: dict[str, Any], keep: tuple[str, ...]) -> None:
-    """release(), except the pages from the first of the arrays `keep` to the end of the file (the arrays written
-    last: a pack's projection, pack.merge): those stay resident for the next query, until release_all."""
-    mm = arrays.get("_mmap")
-    at = [arrays["_at"][k] for k in keep if k in arrays.get("_at", {})]
-    if mm is None or not hasattr(mm, "madvise"):
-        return
-    if not at:
-        return release(arrays)
-    end = min(at) // mmap.PAGESIZE * mmap.PAGESIZE
-    if end:
-        mm.madvise(mmap.MADV_DONTNEED, 0, end)
-
-
 def read_record(path: Path | str, any_version: bool = False) -> dict[str, Any] | None:
     """A unit record (parsed once per process while its file is unchanged), or None if absent or unreadable — or,
     unless any_version, written by another index format version (UNIT_VERSION)."""
