@@ -166,13 +166,13 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
                               _ms(q.until + timedelta(days=1)) if q.until else None, projs)
     if qvec is None:
         score, ok = rank.fuse(scored, mode, q.weight)
-        best = rank.top(score, ok, scored.ts, q.limit)
+        best = rank.top(score, ok, scored, q.limit)
     else:
         best, score = rank.rank_vectors(scored, units, qvec, mode, q.weight, q.limit, cand)
     hits = []
-    for i in best:
-        rec, arr = units[scored.unit[i]]
-        row = scored.row[i]
+    _, uids, rows = scored.locate(best)
+    for i, u, row in zip(best.tolist(), uids.tolist(), rows.tolist()):
+        rec, arr = units[u]
         ev = _read_event(root, rec["files"][arr["file"][row]], int(arr["offset"][row]))
         if ev is None:
             continue

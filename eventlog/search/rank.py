@@ -33,18 +33,76 @@ CEIL = 256  # hybrid/rrf: the best by estimated cosine, rescored for the top of 
 
 @dataclass
 class Scored:
-    """Every document in scope: which unit, which row, its BM25 and cosine scores (NaN where not computed)."""
+    """Every document in scope, kept unit after unit: its BM25 and cosine scores (NaN where not computed). Which unit
+    and row a position is comes from `starts`/`uids`/`rows` (locate), computed for the few positions that need it,
+    not for every document (the `unit`, `row` and `ts` properties build the full arrays, for callers that want them)."""
 
-    unit: np.ndarray
-    row: np.ndarray
     bm25: np.ndarray
     vec: np.ndarray
-    ts: np.ndarray
-    exact: np.ndarray | None = None  # where vec is the exact int8 cosine (else the projection's estimate)
+    exact: np.ndarray | None  # where vec is the exact int8 cosine (else the projection's estimate)
+    starts: np.ndarray  # first position of each kept unit, and the end (len(kept) + 1)
+    uids: np.ndarray  # the unit index (in `units`) of each kept unit
+    rows: list[np.ndarray | None]  # each kept unit's rows in scope, ascending (None: all of them)
+    tss: list[np.ndarray]  # each kept unit's whole `ts` array
+    vrange: tuple[float, float] | None = None  # (min, max) of vec when known without a pass (rank_vectors)
+    _bmr: tuple[float, float] | None = None
 
     @property
     def vec_nan_free(self) -> bool:
         return not np.isnan(self.vec.min()) if len(self.vec) else True
+
+    def bm25_range(self) -> tuple[float, float]:
+        if self._bmr is None:
+            b = self.bm25
+            self._bmr = (float(b.min()), float(b.max())) if len(b) else (0.0, 0.0)
+        return self._bmr
+
+    def locate(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(kept-unit number, unit index, row) of each position in idx."""
+        idx = np.asarray(idx, np.int64)
+        k = np.searchsorted(self.starts, idx, "right") - 1
+        row = idx - self.starts[k]
+        if any(r is not None for r in self.rows):
+            for g in np.unique(k).tolist():
+                r = self.rows[g]
+                if r is not None:
+                    sel = k == g
+                    row[sel] = r[row[sel]]
+        return k, self.uids[k], row
+
+    def ts_at(self, idx: np.ndarray) -> np.ndarray:
+        k, _, row = self.locate(idx)
+        out = np.empty(len(k), np.int64)
+        for g in np.unique(k).tolist():
+            sel = k == g
+            out[sel] = self.tss[g][row[sel]]
+        return out
+
+    def _full(self, what: str) -> np.ndarray:
+        parts = []
+        for g, r in enumerate(self.rows):
+            n = int(self.starts[g + 1] - self.starts[g])
+            rr = np.arange(n) if r is None else r
+            parts.append({"unit": lambda: np.full(n, self.uids[g], np.int32), "row": lambda: rr.astype(np.int32),
+                          "ts": lambda: np.asarray(self.tss[g])[rr].astype(np.int64)}[what]())
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64 if what == "ts" else np.int32)
+
+    @property
+    def unit(self) -> np.ndarray:
+        return self._full("unit")
+
+    @property
+    def row(self) -> np.ndarray:
+        return self._full("row")
+
+    @property
+    def ts(self) -> np.ndarray:
+        return self._full("ts")
+
+
+def _empty() -> Scored:
+    e = np.zeros(0, np.float32)
+    return Scored(e, e, np.zeros(0, bool), np.zeros(1, np.int64), np.zeros(0, np.int32), [], [])
 
 
 def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text: str, chats: set[str] | None,
@@ -94,62 +152,60 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
     idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df])  # Lucene's BM25 idf
     if qvec is None:
         return _bm25_only(units, masks, posts, idf, avgdl)
-    # every document in scope, unit after unit: positions off .. off + n; BM25 from the postings in one pass at the end
-    at_l, tf_l, dl_l, j_l, sizes, out_t, out_v, out_x = [], [], [], [], [], [], [], []
+    # every document in scope, unit after unit: positions off .. off + n, written in place into one array each
     kept = []
-    off = 0
-    for ui, ((rec, arr), mask, unit_posts) in enumerate(zip(units, masks, posts)):
+    for ui, ((rec, arr), mask) in enumerate(zip(units, masks)):
         rows = None if mask is None else np.flatnonzero(mask)
         n = rec["docs"] if rows is None else len(rows)
-        if not n:
-            continue
+        if n:
+            kept.append((ui, rows, n))
+    if not kept:
+        return _empty()
+    counts = np.array([n for _, _, n in kept], np.int64)
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    off = int(starts[-1])
+    vec = np.empty(off, np.float32)
+    exact = np.empty(off, bool)
+    at_l, tf_l, dl_l, j_l = [], [], [], []
+    for (ui, rows, n), lo in zip(kept, starts.tolist()):
+        (rec, arr), mask = units[ui], masks[ui]
         where = None if mask is None else np.cumsum(mask) - 1  # document → its position among `rows`
         dl = arr["dl"]
-        for j, docs, tf in unit_posts:
-            at_l.append((docs if where is None else where[docs]) + off)
+        for j, docs, tf in posts[ui]:
+            at_l.append((docs if where is None else where[docs]) + lo)
             tf_l.append(tf)
             dl_l.append(dl[docs])
             j_l.append(np.full(len(docs), j, np.int32))
-        kept.append((ui, rows))
-        sizes.append(n)
-        off += n
-        out_t.append(arr["ts"] if rows is None else arr["ts"][rows])
         proj = projs[ui] if projs is not None else None
+        out = vec[lo:lo + n]
         if proj is not None:
-            out_v.append(estimate(proj, qvec, rows))
-            out_x.append(False)
-            release(proj)  # small (≈ 70 bytes a message + the axes): cheap to drop, and RSS stays bounded
+            estimate(proj, qvec, rows, out)
+            exact[lo:lo + n] = False
+            # small (≈ 70 bytes a message + the axes): cheap to drop, and RSS stays bounded. Measured: keeping the
+            # projections resident between queries saves ≈ 10 ms of page faults a query at 1 M but took the bench's
+            # peak RSS to 594 MB (docs/search.md), so they are released as before
+            release(proj)
         elif "vec" in arr:
-            out_v.append(cosine_rows(arr["vec"], arr["scale"], qvec, np.arange(n) if rows is None else rows))
-            out_x.append(True)
+            out[:] = cosine_rows(arr["vec"], arr["scale"], qvec, np.arange(n) if rows is None else rows)
+            exact[lo:lo + n] = True
             release(arr)  # resident memory stays bounded whatever the index size (the pages stay in the page cache)
         else:
-            out_v.append(np.full(n, np.nan, np.float32))
-            out_x.append(True)
-    if not kept:
-        e = np.zeros(0, np.float32)
-        return Scored(np.zeros(0, np.int32), np.zeros(0, np.int32), e, e, np.zeros(0, np.int64))
-    counts = np.array(sizes)
-    starts = np.cumsum(counts) - counts
-    unit = np.repeat(np.array([ui for ui, _ in kept], np.int32), counts)
-    row = np.arange(off, dtype=np.int32) - np.repeat(starts, counts).astype(np.int32)
-    for i, (_, rows) in enumerate(kept):
-        if rows is not None:
-            row[starts[i]:starts[i] + counts[i]] = rows
+            out.fill(np.nan)
+            exact[lo:lo + n] = True
     bm = np.zeros(off, np.float32)
     if at_l:
         tf = np.concatenate(tf_l).astype(np.float32)
         dl = np.concatenate(dl_l).astype(np.float32)
         w = idf.astype(np.float32)[np.concatenate(j_l)] * tf / (tf + K1 * (1 - B + B * dl / avgdl))  # Lucene: no (k1 + 1)
         bm = np.bincount(np.concatenate(at_l), weights=w, minlength=off).astype(np.float32)
-    return Scored(unit, row, bm, np.concatenate(out_v), np.concatenate(out_t),
-                  np.repeat(np.array(out_x, bool), counts))
+    return Scored(bm, vec, exact, starts, np.array([ui for ui, _, _ in kept], np.int32),
+                  [rows for _, rows, _ in kept], [units[ui][1]["ts"] for ui, _, _ in kept])
 
 
 def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks: list[np.ndarray | None],
                posts: list[list[tuple[int, np.ndarray, np.ndarray]]], idf: np.ndarray, avgdl: float) -> Scored:
     """BM25 alone: the documents holding a query term (every other score is 0)."""
-    out_u, out_r, out_b, out_t = [], [], [], []
+    out_b, uids, rows_l, tss = [], [], [], []
     for ui, ((rec, arr), unit_posts) in enumerate(zip(units, posts)):
         if not unit_posts:
             continue
@@ -161,34 +217,34 @@ def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks:
         for j, docs, tf in unit_posts:
             tf = tf.astype(np.float32)
             bm[np.searchsorted(rows, docs)] += idf[j] * tf / (tf + K1 * (1 - B + B * dl[docs] / avgdl))  # Lucene
-        out_u.append(np.full(len(rows), ui, np.int32))
-        out_r.append(rows.astype(np.int32))
+        uids.append(ui)
+        rows_l.append(rows)
         out_b.append(bm)
-        out_t.append(arr["ts"][rows])
-    if not out_u:
-        e = np.zeros(0, np.float32)
-        return Scored(np.zeros(0, np.int32), np.zeros(0, np.int32), e, e, np.zeros(0, np.int64))
+        tss.append(arr["ts"])
+    if not out_b:
+        return _empty()
     b = np.concatenate(out_b)
-    return Scored(np.concatenate(out_u), np.concatenate(out_r), b, np.full(len(b), np.nan, np.float32),
-                  np.concatenate(out_t), np.ones(len(b), bool))
+    return Scored(b, np.full(len(b), np.nan, np.float32), np.ones(len(b), bool),
+                  np.concatenate(([0], np.cumsum([len(r) for r in rows_l]))).astype(np.int64),
+                  np.array(uids, np.int32), rows_l, tss)
 
 
 def rescore(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], qvec: np.ndarray,
             idx: np.ndarray) -> None:
-    """Replace the estimates at idx with exact int8 cosines, unit by unit."""
+    """Replace the estimates at idx with exact int8 cosines, unit by unit (each unit's rows ascending)."""
     assert s.exact is not None
     idx = idx[~s.exact[idx]]
     if not len(idx):
         return
-    idx = idx[np.argsort(s.unit[idx], kind="stable")]
-    bounds = np.flatnonzero(np.diff(s.unit[idx])) + 1
-    for part in np.split(idx, bounds):
-        arr = units[int(s.unit[part[0]])][1]
+    _, uid, row = s.locate(idx)
+    order = np.lexsort((row, uid))
+    idx, uid, row = idx[order], uid[order], row[order]
+    bounds = np.flatnonzero(np.diff(uid)) + 1
+    first = uid[np.concatenate(([0], bounds))].tolist()
+    for u, part, rows in zip(first, np.split(idx, bounds), np.split(row, bounds)):
+        arr = units[u][1]
         if "vec" not in arr:
             continue
-        order = np.argsort(s.row[part])
-        part = part[order]
-        rows = s.row[part]
         s.vec[part] = (read_rows(arr, "vec", rows).astype(np.float32) @ qvec) * arr["scale"][rows]
         s.exact[part] = True
 
@@ -204,7 +260,7 @@ def rank_vectors(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarr
         return np.zeros(0, np.int64), s.vec
     if s.exact is None or s.exact.all():  # scored exhaustively
         score, ok = fuse(s, mode, weight)
-        return top(score, ok, s.ts, k), score
+        return top(score, ok, s, k), score
     nan_free = s.vec_nan_free
     has = None if nan_free else ~np.isnan(s.vec)
     by_vec = s.vec if nan_free else np.where(has, s.vec, -np.inf)
@@ -220,14 +276,19 @@ def rank_vectors(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarr
     if len(exact_vals):
         # estimates stay inside the exact range: they never stretch the min-max normalisation (exact values are
         # inside it by definition; NaN stays NaN)
-        np.clip(s.vec, float(np.nanmin(exact_vals)), float(np.nanmax(exact_vals)), out=s.vec)
+        lo, hi = float(np.nanmin(exact_vals)), float(np.nanmax(exact_vals))
+        np.clip(s.vec, lo, hi, out=s.vec)
+        if nan_free:  # every value is now inside [lo, hi], and lo and hi are values: the range, without a pass
+            s.vrange = (lo, hi)
     while True:
         score, ok = fuse(s, mode, weight)
-        best = top(score, ok, s.ts, k)
+        best = top(score, ok, s, k)
         todo = best[~s.exact[best] & (True if has is None else has[best])]
         if not len(todo):
             return best, score
         rescore(s, units, qvec, todo)
+        if s.vrange is not None:  # the rescored values may lie outside it; every other value is still inside
+            s.vrange = (min(s.vrange[0], float(s.vec[todo].min())), max(s.vrange[1], float(s.vec[todo].max())))
 
 
 def default_candidates(n: int) -> int:
@@ -295,11 +356,16 @@ def fuse(s: Scored, mode: str, weight: float) -> tuple[np.ndarray, np.ndarray]:
     if mode == "vector":
         return s.vec, ~np.isnan(s.vec)
     if mode == "hybrid":  # weight · minmax(vec, NaN → 0) + (1 − weight) · minmax(bm25), as one affine pass
-        vec = s.vec if s.vec_nan_free else np.nan_to_num(s.vec, nan=0.0)
+        vec, vr = s.vec, s.vrange
+        if vr is None and len(vec):
+            lo = float(vec.min())
+            if math.isnan(lo):
+                vec = np.nan_to_num(vec, nan=0.0)
+                lo = float(vec.min())
+            vr = (lo, float(vec.max()))
         score = np.empty(len(vec), np.float32)
         const = 0.0
-        for x, w in ((vec, weight), (s.bm25, 1 - weight)):
-            lo, hi = (float(x.min()), float(x.max())) if len(x) else (0.0, 0.0)
+        for x, w, (lo, hi) in ((vec, weight, vr or (0.0, 0.0)), (s.bm25, 1 - weight, s.bm25_range())):
             if hi > lo:
                 a = w / (hi - lo)
                 const -= a * lo
@@ -320,9 +386,10 @@ def fuse(s: Scored, mode: str, weight: float) -> tuple[np.ndarray, np.ndarray]:
     raise ValueError(f"unknown mode {mode}")
 
 
-def top(score: np.ndarray, ok: np.ndarray, ts: np.ndarray, k: int) -> np.ndarray:
-    """Indexes of the k best candidates, best first; ties go to the newer message."""
+def top(score: np.ndarray, ok: np.ndarray, ts: np.ndarray | Scored, k: int) -> np.ndarray:
+    """Indexes of the k best candidates, best first; ties go to the newer message (ts: every candidate's, or the
+    Scored they come from)."""
     idx = _best(score if ok.all() else np.where(ok, score, -np.inf), 4 * k)
     idx = idx[ok[idx]]
-    order = np.lexsort((-ts[idx], -score[idx]))
+    order = np.lexsort((-(ts.ts_at(idx) if isinstance(ts, Scored) else ts[idx]), -score[idx]))
     return idx[order][:k]
