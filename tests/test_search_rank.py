@@ -230,3 +230,40 @@ def test_scored_positions_and_rows(root: Path) -> None:
     for rows in (np.arange(n), np.array([0, 1, 2, 5, 6, n - 1]), np.array([n - 1]), np.arange(0, n, 7)):
         rows = rows[rows < n]
         assert np.array_equal(store.read_rows(arr, "vec", rows), np.asarray(arr["vec"])[rows])
+
+
+@pytest.mark.parametrize("packs", [True, False])
+def test_estimates_on_two_threads_are_the_same_bits(root: Path, packs: bool, monkeypatch) -> None:
+    """The projection estimates split over a pool thread (rank._estimates) give the very scores one thread gives."""
+    import threading
+
+    monkeypatch.setattr(pack, "USE", packs)
+    monkeypatch.setattr(rank, "PARALLEL_MIN", 0)
+    vecs: list[np.ndarray] = []
+    where: set[str] = set()
+    real_score, real_estimate = rank.score_units, rank.estimate
+
+    def spy_score(*a, **kw):  # type: ignore[no-untyped-def]
+        s = real_score(*a, **kw)
+        vecs.append(s.vec.copy())  # the estimates, before rescoring replaces the candidates'
+        return s
+
+    def spy_estimate(*a, **kw):  # type: ignore[no-untyped-def]
+        where.add(threading.current_thread().name.split("_")[0])
+        return real_estimate(*a, **kw)
+
+    monkeypatch.setattr(rank, "score_units", spy_score)
+    monkeypatch.setattr(rank, "estimate", spy_estimate)
+    got = {}
+    for threads in (1, 2):
+        monkeypatch.setattr(rank, "THREADS", threads)
+        vecs.clear()
+        where.clear()
+        hits = [[(h.id, h.score) for h in search(root, SearchQuery(t, mode=m, limit=8, candidates=4),
+                                                   refresh=False).hits]
+                for t in QUERIES for m in ("vector", "hybrid")]
+        got[threads] = (hits, [v.copy() for v in vecs], set(where))
+    assert got[1][2] == {"MainThread"} and got[2][2] == {"MainThread", "eventlog-estimate"}
+    assert got[1][0] == got[2][0]
+    assert len(got[1][1]) == len(got[2][1]) and all(np.array_equal(a, b, equal_nan=True)
+                                                    for a, b in zip(got[1][1], got[2][1]))

@@ -12,6 +12,9 @@ decides which documents are looked at closely, and the remaining estimates are c
 from __future__ import annotations
 
 import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +32,51 @@ CANDIDATES, SHARE = 2000, 170  # the first pass rescores max(CANDIDATES, n / SHA
 FLOOR = 32  # the lowest by estimated cosine, rescored for the bottom of the min-max range
 CEIL = 256  # hybrid/rrf: the best by estimated cosine, rescored for the top of the range (their hits come from
 #             the candidates by estimated fused score)
+# The projection estimates (the largest part of a first-pass query) run on two threads when the machine has two CPUs
+# for this process and enough rows are in scope: numpy's int8 → float32 copy and the product release the GIL, each
+# thread writes its own units' slices of one array, so the scores are the same bit for bit (tests/test_search_rank.py).
+# Wall time drops, CPU time does not (docs/search.md measures both); THREADS = 1 turns it off.
+THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+PARALLEL_MIN = 200_000  # rows of projection estimates below which one thread does them all
+_POOL: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, the pool): a forked child makes its own
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="eventlog-estimate"))
+        return _POOL[1]
+
+
+def _estimates(jobs: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]], qvec: np.ndarray) -> None:
+    """estimate() of each (projection, rows, out) job into its `out`; with THREADS > 1 and enough rows, half of the
+    rows (whole units, in order) on a pool thread while this thread does the rest."""
+    def run(part: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]]) -> None:
+        for proj, rows, out in part:
+            estimate(proj, qvec, rows, out)
+
+    total = sum(len(out) for _, _, out in jobs)
+    if THREADS < 2 or total < PARALLEL_MIN or len(jobs) < 2:
+        run(jobs)
+    else:
+        acc, cut = 0, len(jobs) - 1
+        for i, (_, _, out) in enumerate(jobs):
+            acc += len(out)
+            if acc >= total / 2:
+                cut = max(1, min(i + (acc - total / 2 < len(out) / 2), len(jobs) - 1))
+                break
+        other = _pool().submit(run, jobs[cut:])
+        try:
+            run(jobs[:cut])
+        finally:
+            other.result()
+    for proj, _, _ in jobs:
+        # small (≈ 70 bytes a message + the axes): cheap to drop, and RSS stays bounded. Measured: keeping the
+        # projections resident between queries saves ≈ 10 ms of page faults a query at 1 M but took the bench's
+        # peak RSS to 594 MB (docs/search.md), so they are released as before
+        release(proj)
 
 
 @dataclass
@@ -167,6 +215,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
     vec = np.empty(off, np.float32)
     exact = np.empty(off, bool)
     at_l, tf_l, dl_l, j_l = [], [], [], []
+    jobs: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]] = []
     for (ui, rows, n), lo in zip(kept, starts.tolist()):
         (rec, arr), mask = units[ui], masks[ui]
         where = None if mask is None else np.cumsum(mask) - 1  # document → its position among `rows`
@@ -179,12 +228,8 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         proj = projs[ui] if projs is not None else None
         out = vec[lo:lo + n]
         if proj is not None:
-            estimate(proj, qvec, rows, out)
+            jobs.append((proj, rows, out))  # estimated below, all at once (_estimates)
             exact[lo:lo + n] = False
-            # small (≈ 70 bytes a message + the axes): cheap to drop, and RSS stays bounded. Measured: keeping the
-            # projections resident between queries saves ≈ 10 ms of page faults a query at 1 M but took the bench's
-            # peak RSS to 594 MB (docs/search.md), so they are released as before
-            release(proj)
         elif "vec" in arr:
             out[:] = cosine_rows(arr["vec"], arr["scale"], qvec, np.arange(n) if rows is None else rows)
             exact[lo:lo + n] = True
@@ -192,6 +237,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         else:
             out.fill(np.nan)
             exact[lo:lo + n] = True
+    _estimates(jobs, qvec)
     bm = np.zeros(off, np.float32)
     if at_l:
         tf = np.concatenate(tf_l).astype(np.float32)

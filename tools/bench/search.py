@@ -74,12 +74,14 @@ import json, sys, time
 from pathlib import Path
 from eventlog.search import SearchQuery, search
 root, modes, queries, reps = Path(sys.argv[1]), sys.argv[2].split(","), json.loads(sys.argv[3]), int(sys.argv[4])
-from eventlog.search import pack
+from eventlog.search import pack, rank
 out = {}
+threads = rank.THREADS
 for mode in modes:
     name, _, opt = mode.partition(":")
     cand = 0 if "exhaustive" in opt else None  # None: the default (the first pass)
     pack.USE = "days" not in opt  # ":days": the day units alone, as before month packs
+    rank.THREADS = 1 if "1thread" in opt else threads  # ":1thread": the estimates on one thread (the CPU-bound view)
     search(root, SearchQuery(queries[0], mode=name, candidates=cand))  # warm: imports, model, page cache, caches
     ts, cpu = [], []
     for _ in range(reps):
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             label += f" ({n_src} distinct vectors)"
     report["latency_index"] = label
     print(f"[big] queries on: {label}", flush=True)
-    modes = ["text", "bm25", "bm25:norefresh", "vector", "hybrid", "hybrid:norefresh", "vector:exhaustive",
+    modes = ["text", "bm25", "bm25:norefresh", "vector", "hybrid", "hybrid:1thread", "hybrid:norefresh", "vector:exhaustive",
              "hybrid:exhaustive", "bm25:days", "hybrid:days", "hybrid:exhaustive+days"]
     lib = report["library"] = library(target, modes, args.reps)
     for m in modes:
@@ -260,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                 "vector": "vector (default: projection first pass + exact rescoring, packs)",
                 "hybrid": "hybrid (default: first pass, month packs)",
                 "bm25:norefresh": "bm25, refresh=False (ranking only, no freshness check)",
+                "hybrid:1thread": "hybrid, the estimates on one thread (rank.THREADS = 1)",
                 "hybrid:norefresh": "hybrid, refresh=False (ranking only)",
                 "vector:exhaustive": "vector, candidates=0 (every message scored exactly)",
                 "hybrid:exhaustive": "hybrid, candidates=0 (exhaustive: the previous default)",
