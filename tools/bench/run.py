@@ -39,6 +39,7 @@ BENCHES = {
                                                          "--vec-days", "30", "--runs", "3"]),
     "recall_eval": ([PY, "tools/bench/recall_eval.py"], []),
     "search_fresh": ([PY, "tools/bench/search_fresh.py"], ["--reps", "1", "--rounds", "1"]),
+    "agent_hybrid": ([PY, "tools/bench/agent_hybrid.py"], ["--calls", "5"]),
 }
 
 
