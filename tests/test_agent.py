@@ -133,13 +133,12 @@ def test_hybrid_runs_eventlog_search_within_the_chat(log: tuple[Path, dict[str, 
     assert d["key"][:20] not in out["text"]  # redacted like every other mode
 
 
-def test_hybrid_falls_back_to_text_and_says_so(log: tuple[Path, dict[str, Any]], monkeypatch) -> None:
-    from eventlog.agent import hybrid
-
-    monkeypatch.setattr(hybrid, "available", lambda: False)  # an eventlog without `eventlog search`
+def test_hybrid_falls_back_to_text_and_says_so(log: tuple[Path, dict[str, Any]]) -> None:
     root, _ = log
+    (root / "index").write_bytes(b"not a directory")  # a damaged root: the search index cannot be read or built
     out = handle({"tool": "search", "args": {"query": "wifi", "mode": "hybrid"}, "chat": "111"}, root)
     assert out["mode_used"] == "text" and "hybrid search is not available" in out["text"] and out["hits"] == 2
+    assert "the hybrid search failed: " in out["text"], out["text"]
 
 
 def test_hybrid_hits_carry_the_whole_event(log: tuple[Path, dict[str, Any]]) -> None:

@@ -207,7 +207,12 @@ def test_scored_positions_and_rows(root: Path) -> None:
     qvec = embed.load().encode(["договор"], query=True)[0]
     for kw in ({}, {"chats": {"100"}, "direction": 2}):
         s = rank.score_units(units, "договор", kw.get("chats"), kw.get("direction"), qvec)
-        unit, row, ts = s.unit, s.row, s.ts
+        # every position's unit and row, written out from the layout (positions starts[g] .. starts[g+1] are kept unit
+        # g's rows in scope); the vector check below confirms it against cosines computed here from those rows
+        unit = np.concatenate([np.full(int(s.starts[g + 1] - s.starts[g]), s.uids[g]) for g in range(len(s.uids))])
+        row = np.concatenate([np.arange(int(s.starts[g + 1] - s.starts[g])) if r is None else r
+                              for g, r in enumerate(s.rows)])
+        ts = np.concatenate([np.asarray(units[u][1]["ts"])[row[unit == u]] for u in s.uids.tolist()])
         assert len(unit) == len(row) == len(ts) == len(s.vec) > 0
         for u in np.unique(unit).tolist():
             sel = unit == u
@@ -219,12 +224,12 @@ def test_scored_positions_and_rows(root: Path) -> None:
         rng = np.random.default_rng(3)
         for _ in range(20):
             idx = rng.choice(len(unit), size=min(len(unit), 17), replace=False)
-            if hasattr(s, "locate"):  # since issue 14's ranking work; before it, every position's arrays were built
-                assert np.array_equal(rank.top(s.vec, np.ones(len(s.vec), bool), s, 5),
-                                      rank.top(s.vec, np.ones(len(s.vec), bool), ts, 5))
-                got = s.locate(idx)
-                assert np.array_equal(got[1], unit[idx]) and np.array_equal(got[2], row[idx])
-                assert np.array_equal(s.ts_at(idx), ts[idx])
+            got = s.locate(idx)
+            assert np.array_equal(got[1], unit[idx]) and np.array_equal(got[2], row[idx])
+            assert np.array_equal(s.ts_at(idx), ts[idx])
+        # top: best score first, a tie to the newer message — the same as sorting every position by (score, ts)
+        want = np.lexsort((-ts, -s.vec))[:5]
+        assert np.array_equal(rank.top(s.vec, np.ones(len(s.vec), bool), s, 5), want)
     arr = units[0][1]
     n = len(arr["vec"])
     for rows in (np.arange(n), np.array([0, 1, 2, 5, 6, n - 1]), np.array([n - 1]), np.arange(0, n, 7)):

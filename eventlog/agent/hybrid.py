@@ -1,35 +1,27 @@
 """`mode: "hybrid"` runs the search library (`eventlog.search`, issue 14) in this process — no second Python started
 per tool call. Without the embedding model the library ranks by BM25 alone and says so; the note and the mode that
-actually ran go back to the caller. A search that cannot run (bad index, no log) returns None and why, and the caller
-falls back to text search and says so in the result's header.
+actually ran go back to the caller. A search that cannot run (a damaged index, an unreadable root) returns None and
+why, and the caller falls back to text search and says so in the result's header.
 """
 from __future__ import annotations
 
-import importlib.util
 from datetime import date
 from pathlib import Path
 
 from ..errors import EventlogError
+from ..search import SearchQuery, search
 from .search import Found, Ranked, query_words
-
-
-def available() -> bool:
-    return importlib.util.find_spec("eventlog.search") is not None
 
 
 def hybrid_search(root: Path, query: str, *, chats: tuple[str, ...] | None, since: date | None, until: date | None,
                   direction: str | None, limit: int) -> tuple[Ranked | None, str, str]:
-    """(the ranked hits, a note or why not, the mode that ran: "hybrid", or "bm25" without the model)."""
-    if not available():
-        return None, "this eventlog has no search library", "text"
-    from ..search import SearchQuery, search
-
+    """(the ranked hits, a note or why not, the mode that ran: "hybrid", "bm25" without the model, "text" on failure)."""
     try:
         res = search(root, SearchQuery(query, mode="hybrid", chats=chats, since=since, until=until,
                                        direction=direction, limit=limit))
     except (EventlogError, OSError, ValueError) as exc:
-        return None, f"`eventlog search --mode hybrid` failed: {str(exc).splitlines()[0][:200] if str(exc) else exc}", \
-            "text"
+        why = str(exc).strip().splitlines()
+        return None, f"the hybrid search failed: {why[0][:200] if why else type(exc).__name__}", "text"
     hits = [Found(h.event or h.as_json(), score=float(h.score))
             for h in res.hits if not chats or h.chat_id in chats]  # the scope is ours to enforce
     return Ranked(hits[:limit], len(hits), query_words(query), []), " ".join(res.notes), res.mode

@@ -83,7 +83,7 @@ def _estimates(jobs: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]],
 class Scored:
     """Every document in scope, kept unit after unit: its BM25 and cosine scores (NaN where not computed). Which unit
     and row a position is comes from `starts`/`uids`/`rows` (locate), computed for the few positions that need it,
-    not for every document (the `unit`, `row` and `ts` properties build the full arrays, for callers that want them)."""
+    not for every document."""
 
     bm25: np.ndarray
     vec: np.ndarray
@@ -125,27 +125,6 @@ class Scored:
             sel = k == g
             out[sel] = self.tss[g][row[sel]]
         return out
-
-    def _full(self, what: str) -> np.ndarray:
-        parts = []
-        for g, r in enumerate(self.rows):
-            n = int(self.starts[g + 1] - self.starts[g])
-            rr = np.arange(n) if r is None else r
-            parts.append({"unit": lambda: np.full(n, self.uids[g], np.int32), "row": lambda: rr.astype(np.int32),
-                          "ts": lambda: np.asarray(self.tss[g])[rr].astype(np.int64)}[what]())
-        return np.concatenate(parts) if parts else np.zeros(0, np.int64 if what == "ts" else np.int32)
-
-    @property
-    def unit(self) -> np.ndarray:
-        return self._full("unit")
-
-    @property
-    def row(self) -> np.ndarray:
-        return self._full("row")
-
-    @property
-    def ts(self) -> np.ndarray:
-        return self._full("ts")
 
 
 def _empty() -> Scored:
@@ -432,10 +411,9 @@ def fuse(s: Scored, mode: str, weight: float) -> tuple[np.ndarray, np.ndarray]:
     raise ValueError(f"unknown mode {mode}")
 
 
-def top(score: np.ndarray, ok: np.ndarray, ts: np.ndarray | Scored, k: int) -> np.ndarray:
-    """Indexes of the k best candidates, best first; ties go to the newer message (ts: every candidate's, or the
-    Scored they come from)."""
+def top(score: np.ndarray, ok: np.ndarray, s: Scored, k: int) -> np.ndarray:
+    """Indexes of the k best candidates of `s`, best first; ties go to the newer message."""
     idx = _best(score if ok.all() else np.where(ok, score, -np.inf), 4 * k)
     idx = idx[ok[idx]]
-    order = np.lexsort((-(ts.ts_at(idx) if isinstance(ts, Scored) else ts[idx]), -score[idx]))
+    order = np.lexsort((-s.ts_at(idx), -score[idx]))
     return idx[order][:k]

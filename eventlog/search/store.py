@@ -227,13 +227,24 @@ def load_records(root: Path, any_version: bool = False, subdir: str = "units") -
         names = os.listdir(d)
     except FileNotFoundError:
         return out
-    for name in names:
-        if name.endswith(".json") and not name.startswith("."):
-            rec = read_record(f"{d}/{name}", any_version)
-            if rec is not None:
-                out[name[:-5]] = rec
+    _read_named(d, names, out, any_version)
     _LISTED[(d, any_version)] = (mtime, dict(out))
     return out
+
+
+def _read_named(d: str, names: list[str], into: dict[str, dict[str, Any]], any_version: bool,
+                again: bool = False) -> None:
+    """Read the records among `names` (files of directory d) into `into` (day → record), dropping the days whose
+    record is gone or unreadable; `again`: parse even a file whose inode, size and mtime are unchanged."""
+    for name in names:
+        if name.endswith(".json") and not name.startswith("."):
+            if again:
+                _RECORDS.pop(f"{d}/{name}", None)
+            rec = read_record(f"{d}/{name}", any_version)
+            if rec is None:
+                into.pop(name[:-5], None)
+            else:
+                into[name[:-5]] = rec
 
 
 _WATCHED: dict[tuple[str, bool], dict[str, dict[str, Any]]] = {}
@@ -244,42 +255,29 @@ def _load_watched(w: Any, root: Path, d: str, any_version: bool) -> dict[str, di
     named since read again (rename, in-place write or removal alike; no mtime, no racy window). None: use the stat
     path."""
     key = (d, any_version)
+    wkey = ("records",) + key
     with w.lock:  # a change one thread drained is applied before another thread reads the records
-        return _apply_watched(w, root, d, key, any_version)
-
-
-def _apply_watched(w: Any, root: Path, d: str, key: tuple[str, bool], any_version: bool
-                   ) -> dict[str, dict[str, Any]] | None:
-    try:
-        ch = w.take(("records",) + key)
-        have = _WATCHED.get(key)
-        if ch is None or have is None:
+        try:
+            ch = w.take(wkey)
+            have = _WATCHED.get(key)
+            if ch is None or have is None:
+                _WATCHED.pop(key, None)
+                if not w.add(d, wkey):  # before the listing
+                    w.forget(wkey)
+                    return {}
+                have = {}
+                _read_named(d, os.listdir(d), have, any_version)
+            else:  # named by an event: read again even under the same inode, size and mtime
+                _read_named(d, [n for got in ch.values() for n in got], have, any_version, again=True)
+        except FileNotFoundError:
+            w.forget(wkey)
+            return {}
+        except watch.Unavailable:
             _WATCHED.pop(key, None)
-            if not w.add(d, ("records",) + key):  # before the listing
-                w.forget(("records",) + key)
-                return {}
-            names = os.listdir(d)
-            have = {}
-        else:
-            names = [n for got in ch.values() for n in got]
-        for name in names:
-            if name.endswith(".json") and not name.startswith("."):
-                if ch is not None:  # named by an event: read again even under the same inode, size and mtime
-                    _RECORDS.pop(f"{d}/{name}", None)
-                rec = read_record(f"{d}/{name}", any_version)
-                if rec is None:
-                    have.pop(name[:-5], None)
-                else:
-                    have[name[:-5]] = rec
-    except FileNotFoundError:
-        w.forget(("records",) + key)
-        return {}
-    except watch.Unavailable:
-        _WATCHED.pop(key, None)
-        watch.failed(root, w)
-        return None
-    _WATCHED[key] = have
-    return dict(have)
+            watch.failed(root, w)
+            return None
+        _WATCHED[key] = have
+        return dict(have)
 
 
 def write_sidecar(root: Path, data_name: str, suffix: str, data_sha256: str, arrays: dict[str, np.ndarray]) -> None:
