@@ -71,19 +71,19 @@ strace:
 	  { apt-get install -y -q strace >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q strace >/dev/null; }; }; } || \
 	  { echo "make: the tests need strace(1): install it (apt-get install strace) and run again" >&2; exit 2; }
 
-test: deps releases wheelhouse strace
+test: deps releases wheelhouse strace acorn
 	$(VPY) -m pytest -q
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # Leaves out (README "Tests" says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
 # installed openclaw package) and slow. The node tests all run: tap.test.mjs needs grammY from the openclaw install
 # (no gateway), hence `openclaw` here.
-test-fast: venv node openclaw strace
+test-fast: venv node openclaw strace acorn
 	$(VPY) -m pytest -q -m "not e2e and not slow and not openclaw"
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
-# Mutation testing of the JS runtime (docs/mutation-js.md; not part of `make test`). acorn parses for the mutant
-# generator; it goes into the cache like Node, never into the repo.
+# acorn parses for the JS mutant generator (docs/mutation-js.md); the suite tests the generator too, so `test` and
+# `test-fast` install it. It goes into the cache like Node, never into the repo.
 $(ACORN_STAMP): | $(NODE_STAMP)
 	mkdir -p $(ACORN_DIR)
 	cd $(ACORN_DIR) && PATH=$(NODE_BIN_DIR):$$PATH npm install --no-audit --no-fund --loglevel=error --save-exact acorn@$(ACORN_VERSION)
