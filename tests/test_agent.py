@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from eventlog.agent import install as ins
 from eventlog.agent.tool import TEXT_CAP, handle
 from eventlog.cli.main import cli
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 ALNUM = string.ascii_letters + string.digits
 REPO = Path(__file__).resolve().parents[1]

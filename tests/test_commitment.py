@@ -1,4 +1,4 @@
-"""Content commitments (format v2, eventlog/commitment.py): what erasure produces and refuses, which lines count as
+"""Content commitments (format v2, eventlog/store/commitment.py): what erasure produces and refuses, which lines count as
 erased, how a line that is not a live v2 line is hashed, and that no two processes hand out the same salt.
 
 Added for issue 15: mutation testing left these edges of the contract in docs/log-format.md untested (only the
@@ -12,8 +12,8 @@ import os
 import orjson
 import pytest
 
-from eventlog import schema
-from eventlog.commitment import (CONTENT_FIELDS, chain_hash, commit_value, commitment_form, erase_line, is_erased,
+from eventlog.store import schema
+from eventlog.store.commitment import (CONTENT_FIELDS, chain_hash, commit_value, commitment_form, erase_line, is_erased,
                                  new_salt)
 from eventlog.errors import BadEvent
 

@@ -10,10 +10,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from eventlog.compact import check_parquet, load_units
+from eventlog.recall.compact import check_parquet, load_units
 from eventlog.errors import EventlogError
-from eventlog.query import Scope, plan
-from eventlog.writer import EventLog
+from eventlog.recall.query import Scope, plan
+from eventlog.store.writer import EventLog
 
 from test_query import corpus, corpus_dir, run, sql_json  # noqa: F401  (fixtures)
 

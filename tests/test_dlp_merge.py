@@ -35,7 +35,7 @@ def test_log_rescan_growing_secret_is_one_alert(tmp_path: Path) -> None:
     from eventlog.dlp.alerts import project
     from eventlog.dlp.engine import open_scanner
     from eventlog.dlp.logscan import scan_log
-    from eventlog.writer import EventLog
+    from eventlog.store.writer import EventLog
 
     tok = "ghs_" + "Qx7kP2mZ9vLw4RtY8nB3cD6fH1jK5sA0eG" * 4
     texts = [f"token {tok[:44]} …", f"token {tok[:90]} …", f"token {tok} done", f"token {tok} done, bye"]

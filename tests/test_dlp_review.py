@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from dlp_support import DRIVER, node_bin
 
 from eventlog.cli.main import cli
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 ALNUM = string.ascii_letters + string.digits
 

@@ -13,10 +13,10 @@ import orjson
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 EVENTLOG = [sys.executable, "-m", "eventlog"]
-APPEND = [sys.executable, "-c", "import sys, orjson; from eventlog.writer import EventLog; "
+APPEND = [sys.executable, "-c", "import sys, orjson; from eventlog.store.writer import EventLog; "
           "EventLog(sys.argv[1], fsync='never').append(orjson.loads(sys.argv[2]))"]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from eventlog.fsutil import replace_file
+from eventlog.store.fsutil import replace_file
 
 
 def _mode(p: Path) -> int:

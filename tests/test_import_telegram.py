@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from eventlog.cli.main import cli
 from eventlog.importers import jsonstream
 from eventlog.importers.telegram_desktop import bot_api_chat_id, flatten_text, peer_to_bot_api
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 FIX = Path(__file__).parent / "fixtures" / "telegram-desktop"
 BOT = "7012345678"

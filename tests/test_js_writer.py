@@ -14,8 +14,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from eventlog import schema
-from eventlog.writer import EventLog
+from eventlog.store import schema
+from eventlog.store.writer import EventLog
 
 REPO = Path(__file__).resolve().parents[1]
 WRITER = REPO / "eventlog" / "patches" / "openclaw" / "runtime" / "writer.mjs"
@@ -201,7 +201,7 @@ def test_both_sides_resolve_the_log_root_the_same_way(tmp_path: Path, env: dict[
                          f"import {{ resolveRoot }} from {json.dumps(WRITER.as_uri())};"
                          "console.log(resolveRoot(process.env))"], env=full, cwd=tmp_path, capture_output=True,
                         text=True, timeout=60)
-    py = subprocess.run([sys.executable, "-c", "from eventlog.layout import resolve_root; print(resolve_root())"],
+    py = subprocess.run([sys.executable, "-c", "from eventlog.store.layout import resolve_root; print(resolve_root())"],
                         env=full, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert js.returncode == 0 and py.returncode == 0, js.stderr + py.stderr
     assert js.stdout.strip() == py.stdout.strip()
@@ -213,7 +213,7 @@ def test_js_written_log_has_a_head_python_verifies_and_can_forget(tmp_path: Path
     from click.testing import CliRunner
 
     from eventlog.cli.main import cli
-    from eventlog.head import current_head, verify_head
+    from eventlog.store.head import current_head, verify_head
 
     root = tmp_path / "root"
     src = tmp_path / "events.jsonl"
@@ -241,9 +241,9 @@ def test_js_written_log_has_a_head_python_verifies_and_can_forget(tmp_path: Path
 def test_forget_while_the_js_writer_appends_to_the_same_chat(tmp_path: Path) -> None:
     """forget rewrites day files under the same lock the JS writer takes: erasing a chat while a gateway appends to it
     loses nothing and leaves one verifiable chain per file."""
-    from eventlog.forget import forget
-    from eventlog.reader import iter_events
-    from eventlog.verify import verify
+    from eventlog.ops.forget import forget
+    from eventlog.store.reader import iter_events
+    from eventlog.store.verify import verify
 
     root = tmp_path / "root"
     EventLog(root, fsync="never").append({"event": "message:received", "channel": "telegram", "chat_id": "-100500",
@@ -283,7 +283,7 @@ def test_alerts_written_by_the_js_tap_are_committed_by_the_head_and_their_loss_i
     from click.testing import CliRunner
 
     from eventlog.cli.main import cli
-    from eventlog.head import read_checkpoints, verify_head
+    from eventlog.store.head import read_checkpoints, verify_head
 
     root = tmp_path / "root"
     script = tmp_path / "alerts.mjs"

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 REPO = Path(__file__).resolve().parents[1]
 WRITER = REPO / "eventlog" / "patches" / "openclaw" / "runtime" / "writer.mjs"

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 from gen_corpus import generate  # noqa: E402
@@ -36,7 +36,7 @@ def corpus(corpus_dir, tmp_path) -> tuple[Path, dict]:
     dst = tmp_path / "root"
     shutil.copytree(src, dst)
     # Written an hour ago, not just now: compaction gives files modified in the last 2 s no identity (the racy rule of
-    # eventlog/freshness.py), which would make "fresh" depend on how fast the session fixture ran before this test.
+    # eventlog/recall/freshness.py), which would make "fresh" depend on how fast the session fixture ran before this test.
     old = time.time() - 3600
     for p in dst.rglob("*.jsonl"):
         os.utime(p, (old, old))
@@ -250,7 +250,7 @@ def test_empty_log(tmp_path):
 
 def test_no_progress_bar_on_stdout(corpus_dir):
     """DuckDB draws its progress bar on stdout once a query runs > 2 s: it must never get into a result."""
-    from eventlog.query import Scope, connect
+    from eventlog.recall.query import Scope, connect
 
     root, _ = corpus_dir
     con, _ = connect(Scope(root))

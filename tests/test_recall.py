@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.recall import ODD_UPPER, fold_class, prefilter_regex, required_literal
-from eventlog.writer import EventLog
+from eventlog.recall.grep import ODD_UPPER, fold_class, prefilter_regex, required_literal
+from eventlog.store.writer import EventLog
 
 
 def run(*args: str):

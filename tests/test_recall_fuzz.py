@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventlog import when
+from eventlog.recall import when
 from eventlog.cli.main import cli
 from eventlog.errors import EventlogError
-from eventlog.textmatch import GrepQuery, Matcher, prefilter_regex, required_literal
-from eventlog.writer import EventLog
+from eventlog.recall.textmatch import GrepQuery, Matcher, prefilter_regex, required_literal
+from eventlog.store.writer import EventLog
 
 FORMS = ["today", "yesterday", "now", "this-week", "last-week", "this-month", "last-month", "monday", "sun", "Fri"]
 time_values = st.one_of(

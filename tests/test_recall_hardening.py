@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 
 def run(*args: str, **kw):

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from eventlog import compact as compact_mod
-from eventlog import query, when
-from eventlog.recall import GrepQuery, search
-from eventlog.seal import seal_closed
-from eventlog.writer import EventLog
+from eventlog.recall import compact as compact_mod
+from eventlog.recall import query, when
+from eventlog.recall.grep import GrepQuery, search
+from eventlog.store.seal import seal_closed
+from eventlog.store.writer import EventLog
 
 CHATS = ("100", "-200", "300")
 # Days across a month boundary, so units (one per month) meet partly compacted months.

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from eventlog.compact import compact
-from eventlog.recall import GrepQuery, search
-from eventlog.writer import EventLog
+from eventlog.recall.compact import compact
+from eventlog.recall.grep import GrepQuery, search
+from eventlog.store.writer import EventLog
 
 ALPHA = list("abAB sSkKiI.-*/ёЁеЕдДоО") + ["ß", "ẞ", "ſ", "\u212a", "İ", "ı", "é", "É", "😀", "🙂", '"', "\\", "\n",
                                             "\t", "\x01", "\x00", "\u2028", "{", "}", ":", ","]

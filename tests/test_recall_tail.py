@@ -8,7 +8,7 @@ import orjson
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 from test_follow import Tail, ev
 

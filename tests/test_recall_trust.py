@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 from test_compact import age_tree
 from test_query import run

@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.compact import compact
-from eventlog.writer import EventLog
+from eventlog.recall.compact import compact
+from eventlog.store.writer import EventLog
 
 from test_compact import age_tree
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 from store_support import ev
 
 

@@ -1,7 +1,7 @@
 """Sealing: each outcome `eventlog seal` prints, what a seal record holds (lines, bytes, last hash, a UTC time), which
 days the writer seals by itself when a chat gets a new day, and that seal records after a damaged line still count.
 
-Added for issue 15: mutation testing of eventlog/seal.py left the skip outcomes, the seal record's fields, the
+Added for issue 15: mutation testing of eventlog/store/seal.py left the skip outcomes, the seal record's fields, the
 auto-seal range and the seal-stream reader's recovery after a bad line unpinned.
 """
 from __future__ import annotations
@@ -13,12 +13,12 @@ from pathlib import Path
 import orjson
 from click.testing import CliRunner
 
-from eventlog import schema
+from eventlog.store import schema
 from eventlog.cli.main import cli
-from eventlog.commitment import chain_hash
-from eventlog.seal import measure, read_seal_records, seal_before, seal_files, sealed_index
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store.commitment import chain_hash
+from eventlog.store.seal import measure, read_seal_records, seal_before, seal_files, sealed_index
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 from store_support import ev
 
 SEALS = "seals/telegram/42.jsonl"

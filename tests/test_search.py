@@ -14,11 +14,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from eventlog.compact import compact
-from eventlog.reader import iter_events
+from eventlog.recall.compact import compact
+from eventlog.store.reader import iter_events
 from eventlog.search import SearchQuery, index, project, search, store
 from eventlog.search.tokens import tokens
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 WORDS = ("ноутбук ноутбука ноутбуком сломался сломанный встреча встречи ёлка елка счёт счет laptop laptops broken "
          "meeting meetings invoice invoices report deploy deployed deploying договор договора").split()

@@ -12,7 +12,7 @@ import pytest
 
 from eventlog.search import embed
 from eventlog.search.build import quantise
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO / "tools/bench/recall_eval"

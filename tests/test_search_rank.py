@@ -16,7 +16,7 @@ import pytest
 
 from eventlog.search import SearchQuery, embed, index, pack, project, rank, search, store
 from eventlog.search.tokens import token_ids
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 PHRASES = ("ноутбук сломался вчера", "the laptop is broken again", "встреча по проекту завтра",
            "meeting moved to friday", "счёт за доставку оплачен", "invoice for the delivery is paid",

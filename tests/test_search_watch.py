@@ -18,9 +18,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from eventlog.compact import compact
+from eventlog.recall.compact import compact
 from eventlog.search import SearchQuery, index, project, search, store, watch, watchscan
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 from test_search import QUERIES, _events, _projections_match_units, bm25_ids, check_all, oracle
 
 DAYS = ["2026-10-01", "2026-10-02", "2026-10-03"]

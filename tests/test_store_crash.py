@@ -9,8 +9,8 @@ from collections import Counter
 import orjson
 import pytest
 
-from eventlog.reader import iter_events
-from eventlog.verify import verify
+from eventlog.store.reader import iter_events
+from eventlog.store.verify import verify
 
 from store_support import REPO
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from eventlog import schema
-from eventlog.head import checkpoint
-from eventlog.seal import seal_files
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store import schema
+from eventlog.store.head import checkpoint
+from eventlog.store.seal import seal_files
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 
 from store_support import REPO, ev
 
@@ -84,7 +84,7 @@ def test_sigkill_during_forget(tmp_path: Path):
     assert _grep_root(root, CANARY) == []
     rep = verify(root)
     assert rep.ok and not [w for w in rep.warnings if "size differs" in w.reason], rep.warnings[:3]
-    from eventlog.head import verify_head
+    from eventlog.store.head import verify_head
 
     assert verify_head(root, h0) == []
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from eventlog import lock
+from eventlog.store import lock
 from eventlog.errors import LockTimeout
-from eventlog.layout import log_files
-from eventlog.reader import iter_events
-from eventlog.writer import EventLog
+from eventlog.store.layout import log_files
+from eventlog.store.reader import iter_events
+from eventlog.store.writer import EventLog
 
 from store_support import ev
 
@@ -251,7 +251,7 @@ ULID = "01KB0000000000000000000001"
 
 def test_duplicate_ids_are_refused_within_a_batch_and_against_the_file(root):
     from eventlog.errors import BadEvent
-    from eventlog.verify import verify
+    from eventlog.store.verify import verify
 
     log = EventLog(root, fsync="never")
     with pytest.raises(BadEvent) as exc:
@@ -290,7 +290,7 @@ def test_a_forked_child_writes_its_own_start_time(tmp_path):
                                     (b"18446744073709551616", False), (b"-9223372036854775809", False),
                                     (b"123456789012345678901234567890", False)])
 def test_integers_beyond_64_bits_are_refused_not_stored_as_floats(big, ok):
-    from eventlog import schema
+    from eventlog.store import schema
     from eventlog.errors import BadEvent
 
     line = b'{"event":"a:b","channel":"telegram","chat_id":"1","ts":"2026-11-30T10:00:00Z","n":' + big + \

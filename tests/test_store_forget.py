@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from eventlog.cli.main import cli
 from eventlog.dlp import alerts as al
-from eventlog.writer import EventLog
+from eventlog.store.writer import EventLog
 
 from store_support import ev
 
@@ -228,8 +228,8 @@ def test_malformed_seal_records_are_damage_with_file_and_line(planted: Path):
 
 def test_migrate_v1_root_then_forget(tmp_path: Path):
     """A v1 root (lines as the v1 writer wrote them) is migrated, verifies, and can then be forgotten."""
-    from eventlog import schema
-    from eventlog.commitment import chain_hash
+    from eventlog.store import schema
+    from eventlog.store.commitment import chain_hash
 
     root = tmp_path / "root"
     rel = "raw/telegram/chats/42/2026/11/01.jsonl"

@@ -4,8 +4,8 @@ import json
 import jsonschema
 import orjson
 
-from eventlog.reader import iter_events
-from eventlog.writer import EventLog
+from eventlog.store.reader import iter_events
+from eventlog.store.writer import EventLog
 
 from store_support import REPO, VECTORS, ev
 

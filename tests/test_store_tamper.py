@@ -3,9 +3,9 @@ import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.layout import log_files
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store.layout import log_files
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 
 from store_support import ev
 
@@ -116,8 +116,8 @@ def test_seal_stream_edited(log_root):
 
 def test_lines_after_seal_are_a_warning_and_reseal_on_next_append(log_root):
     # What a writer killed between extending a closed day and resealing it leaves behind.
-    from eventlog import schema
-    from eventlog.commitment import chain_hash
+    from eventlog.store import schema
+    from eventlog.store.commitment import chain_hash
     ls = lines_of(log_root)
     extra = dict(__import__("orjson").loads(ls[-1]), id=schema.new_id(), text="late")
     extra = schema.encode_with_prev(schema.prepare(extra), chain_hash(ls[-1].rstrip(b"\n")))

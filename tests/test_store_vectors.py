@@ -3,11 +3,11 @@ import json
 
 import pytest
 
-from eventlog import schema
-from eventlog.commitment import CONTENT_FIELDS, chain_hash, erase_line
+from eventlog.store import schema
+from eventlog.store.commitment import CONTENT_FIELDS, chain_hash, erase_line
 from eventlog.errors import BadEvent
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 
 from store_support import VECTORS
 
@@ -106,7 +106,7 @@ def test_ts_rejected(given):
 @pytest.mark.parametrize("given,rel", TS["paths"])
 def test_ts_day_file_path(root, given, rel):
     """Years before 1000 get four digits in the path (both writers), and the day file is one the readers list."""
-    from eventlog.layout import log_files
+    from eventlog.store.layout import log_files
 
     stored = EventLog(root, fsync="never").append({"event": "message:received", "channel": "telegram",
                                                     "chat_id": "1", "ts": given})

@@ -9,11 +9,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventlog import schema
-from eventlog.layout import log_files, resolve_root
-from eventlog.reader import iter_events, iter_lines
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store import schema
+from eventlog.store.layout import log_files, resolve_root
+from eventlog.store.reader import iter_events, iter_lines
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 
 from store_support import EVENTLOG, REPO, ev
 
@@ -124,8 +124,8 @@ def test_two_processes_append_concurrently(root):
     # fixed sleep) before the rest, so the two really overlap: each one's lines straddle a line of the other.
     n = 3000
     script = (
-        "import sys, time, orjson\nfrom pathlib import Path\nfrom eventlog.writer import EventLog\n"
-        "from eventlog.layout import log_files\nfrom eventlog.reader import iter_lines\n"
+        "import sys, time, orjson\nfrom pathlib import Path\nfrom eventlog.store.writer import EventLog\n"
+        "from eventlog.store.layout import log_files\nfrom eventlog.store.reader import iter_lines\n"
         "root, tag, other, n = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])\n"
         "log = EventLog(root, fsync='never')\n"
         "def add(i):\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 from store_support import ev
 
 

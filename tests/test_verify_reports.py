@@ -2,7 +2,7 @@
 nothing more (a second report of the same break would send a user to the wrong line). Each case builds a small log by
 hand (the bytes a writer, a crash or a person editing the file would leave) and compares the complete report.
 
-Added for issue 15: mutation testing of eventlog/verify.py left the exact lines, the reasons, the counts in the summary
+Added for issue 15: mutation testing of eventlog/store/verify.py left the exact lines, the reasons, the counts in the summary
 and the damage-vs-warning choice unpinned (only substrings and "some damage at line N" were checked).
 """
 from __future__ import annotations
@@ -14,11 +14,11 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from eventlog import schema
+from eventlog.store import schema
 from eventlog.cli.main import cli
-from eventlog.commitment import chain_hash, erase_line
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store.commitment import chain_hash, erase_line
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 from store_support import ev
 
 DAY = "raw/telegram/chats/42/2026/11/29.jsonl"
@@ -366,7 +366,7 @@ def test_dlp_streams_and_the_checkpoint_file_are_checked_in_a_full_verify_only(s
 
 
 def test_the_migration_record_stream_is_checked(sealed: Path) -> None:
-    from eventlog.migrate import MIGRATIONS
+    from eventlog.store.migrate import MIGRATIONS
 
     r = {"event": "log:migrate_file", "channel": "system", "chat_id": "eventlog", "ts": "2026-11-29T10:00:00.000Z"}
     put(sealed, MIGRATIONS, chained(MIGRATIONS, [schema.prepare(r), schema.prepare(r)])[1:])
@@ -376,7 +376,7 @@ def test_the_migration_record_stream_is_checked(sealed: Path) -> None:
     assert report(sealed, chat="42")[0] == []
 
 
-# -- a migration to v2 stopped before the seal was renewed (eventlog/migrate.py, step 4) ----------------------------
+# -- a migration to v2 stopped before the seal was renewed (eventlog/store/migrate.py, step 4) ----------------------
 
 MIGRATED = "migrated to v2, seal not renewed yet (run `eventlog migrate` again)"
 
@@ -384,8 +384,8 @@ MIGRATED = "migrated to v2, seal not renewed yet (run `eventlog migrate` again)"
 def migrate_unsealed(root: Path, n: int) -> Path:
     """A sealed v1 day with content, migrated to v2, and the seal the migration renewed taken back off the seal stream:
     what a kill between replacing the file and resealing it leaves (the seal names the old chain)."""
-    from eventlog.migrate import migrate
-    from eventlog.seal import seal_files
+    from eventlog.store.migrate import migrate
+    from eventlog.store.seal import seal_files
 
     v1 = []
     for i in range(1, n + 1):
@@ -439,7 +439,7 @@ def test_a_migrated_day_with_lines_appended_before_resealing(migrated: Path) -> 
 @pytest.mark.parametrize("drop", ["new_lines", "new_last", "old_last", "old_lines"])
 def test_a_migration_record_missing_a_field_vouches_for_nothing(migrated: Path, drop: str) -> None:
     """A hand-damaged migration record must neither crash verify nor excuse the seal mismatch."""
-    from eventlog.migrate import MIGRATIONS
+    from eventlog.store.migrate import MIGRATIONS
 
     recs = [orjson.loads(x) for x in day_lines(migrated, MIGRATIONS)]
     recs[-1].pop(drop)

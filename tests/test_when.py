@@ -1,11 +1,11 @@
-"""`eventlog/when.py`: what each WHEN form means, in the user's zone (the issue's example: UTC+3 at 01:30 on Dec 1)."""
+"""`eventlog/recall/when.py`: what each WHEN form means, in the user's zone (the issue's example: UTC+3 at 01:30 on Dec 1)."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
 import pytest
 
-from eventlog import when
+from eventlog.recall import when
 from eventlog.errors import EventlogError
 
 NOW = datetime(2026, 11, 30, 22, 30, tzinfo=timezone.utc)  # Tue Dec 1, 01:30 in Moscow (UTC+3); a Monday in UTC

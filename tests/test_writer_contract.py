@@ -2,7 +2,7 @@
 continues correctly after lines and torn tails longer than the 64 KiB read-back chunk, each fsync policy syncs what
 it says, and bad arguments are refused with a clear message before anything is written.
 
-Added for issue 15 (mutation testing of eventlog/writer.py: `_read_last_line`'s chunk loop, the fsync policies and
+Added for issue 15 (mutation testing of eventlog/store/writer.py: `_read_last_line`'s chunk loop, the fsync policies and
 the argument checks had no test that could fail).
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from eventlog.errors import BadEvent, EventlogError
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 from store_support import ev
 
 DAY = "raw/telegram/chats/42/2026/11/29.jsonl"

@@ -2,7 +2,7 @@
 erasure leaves behind, refuses damaged data (`DamagedLog`, nothing written), and afterwards the seal covers the day
 again (`verify` clean, no warning). Torn tails are moved aside under a unique name, never lost.
 
-Added for issue 15: mutation testing of eventlog/writer.py (`_check_against_seal`, `_repair`) left the fallback that
+Added for issue 15: mutation testing of eventlog/store/writer.py (`_check_against_seal`, `_repair`) left the fallback that
 finds the sealed part by its line count (a day erased and not yet resealed), several lines after the seal, and the
 refusals of a bad line after the seal untested.
 """
@@ -14,11 +14,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from eventlog import schema
-from eventlog.commitment import chain_hash, erase_line
+from eventlog.store import schema
+from eventlog.store.commitment import chain_hash, erase_line
 from eventlog.errors import DamagedLog
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 from store_support import ev
 
 DAY = "raw/telegram/chats/42/2026/11/29.jsonl"

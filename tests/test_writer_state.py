@@ -2,7 +2,7 @@
 under the partition lock, against changes other writers and people make meanwhile: the events land, the chain holds
 (`verify` clean), duplicates are refused, a sealed day's deletion stays visible.
 
-Added for issue 15 (mwri): the complete mutation run of eventlog/writer.py and seal.py left these untested — a tail
+Added for issue 15 (mwri): the complete mutation run of eventlog/store/writer.py and seal.py left these untested — a tail
 cache trusted for a replaced file, a one-byte torn tail glued to the next line, the duplicate-id check under the lock
 and the sealer's lock (both need a second writer *while* the lock is held: the test holds the real lock and waits for
 the `<lock>.want` file a waiting writer creates), and a removed directory the writer never made again (a bug, fixed;
@@ -19,13 +19,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from eventlog import schema
-from eventlog.commitment import chain_hash
+from eventlog.store import schema
+from eventlog.store.commitment import chain_hash
 from eventlog.errors import BadEvent
-from eventlog.lock import FileLock
-from eventlog.seal import seal_files, sealed_index
-from eventlog.verify import verify
-from eventlog.writer import EventLog
+from eventlog.store.lock import FileLock
+from eventlog.store.seal import seal_files, sealed_index
+from eventlog.store.verify import verify
+from eventlog.store.writer import EventLog
 from store_support import ev
 
 DAY = "raw/telegram/chats/42/2026/11/29.jsonl"

@@ -22,7 +22,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from eventlog.writer import EventLog  # noqa: E402
+from eventlog.store.writer import EventLog  # noqa: E402
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 

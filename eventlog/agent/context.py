@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 
 from ..errors import EventlogError
-from ..layout import LogFile, log_files
-from ..reader import iter_lines
-from ..recall import MESSAGE_EVENTS
+from ..store.layout import LogFile, log_files
+from ..store.reader import iter_lines
+from ..recall.grep import MESSAGE_EVENTS
 
 ULID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 _B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

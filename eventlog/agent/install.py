@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EventlogError
-from ..fsutil import replace_file
+from ..store.fsutil import replace_file
 
 PLUGIN_ID = "eventlog-recall"
 TOOL_NAMES = ("eventlog_search", "eventlog_context")

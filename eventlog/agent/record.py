@@ -36,7 +36,7 @@ def recall_event(req: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
 
 def record_query(root: Path, req: dict[str, Any], out: dict[str, Any]) -> str | None:
     """Append the event; a failure is returned (and shown to the operator), never raised into the model's turn."""
-    from ..writer import EventLog
+    from ..store.writer import EventLog
 
     try:
         EventLog(root).append(recall_event(req, out))

@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import recall
+from ..recall import grep as recall
 
 COMMON_CAP = 20_000
 WINDOWS = (7, 31, 92)  # days, newest first; then the whole range

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EventlogError
-from ..layout import parse_when, resolve_root
+from ..store.layout import parse_when, resolve_root
 
 MAX_LIMIT = 50
 DEFAULT_LIMIT = 10

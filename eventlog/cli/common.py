@@ -10,7 +10,7 @@ import click
 import orjson
 
 from ..errors import EventlogError
-from ..layout import parse_when, resolve_root
+from ..store.layout import parse_when, resolve_root
 
 
 def root_option(f: Callable) -> Callable:
@@ -69,7 +69,7 @@ def since_until(f: Callable) -> Callable:
     """--since/--until WHEN and --tz ZONE for commands that work on whole day files: the options and their parsing
     are timeopts.time_range's; the command receives the UTC days (inclusive dates) whose files can hold the period.
     Commands that filter events exactly use eventlog/cli/timeopts.time_range itself."""
-    from .. import when
+    from ..recall import when
     from .timeopts import time_range  # here, not at the top: timeopts imports this module
 
     @functools.wraps(f)
@@ -92,7 +92,7 @@ def ensure_root(root: Path) -> None:
 def chat_id_param(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A `--chat` value is a chat id (schema.CHAT_ID_RE), never a path: `../../x` is a usage error, not a file."""
     from ..errors import BadEvent
-    from ..schema import check_chat_id
+    from ..store.schema import check_chat_id
 
     if value is None:
         return None

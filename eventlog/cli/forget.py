@@ -31,8 +31,8 @@ def forget(root: Path, chat: str | None, before, retention: bool, reason: str, y
     from datetime import datetime, timedelta, timezone
 
     from ..config import load_config
-    from ..forget import forget as run
-    from ..forget import plan
+    from ..ops.forget import forget as run
+    from ..ops.forget import plan
 
     ensure_root(root)
     if retention:
@@ -79,7 +79,7 @@ def migrate(root: Path, as_json: bool) -> None:
     rewritten file is recorded in migrations/v2.jsonl. Exit 2 if a damaged file was left alone.
 
     Example: eventlog migrate --root ~/.openclaw/eventlog"""
-    from ..migrate import migrate as run
+    from ..store.migrate import migrate as run
 
     ensure_root(root)
     rep = run(root, progress=None if as_json else (lambda rel: click.echo(f"migrating {rel}", err=True)))
@@ -106,8 +106,8 @@ def head(root: Path, as_json: bool) -> None:
     extends it.
 
     Example: eventlog head >> ~/eventlog-heads.txt"""
-    from ..head import checkpoint, read_checkpoints
-    from ..writer import EventLog
+    from ..store.head import checkpoint, read_checkpoints
+    from ..store.writer import EventLog
 
     ensure_root(root)
     h = checkpoint(EventLog(root))

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..importers.pipeline import ImportResult, run_import
-from ..writer import FSYNC_POLICIES
+from ..store.writer import FSYNC_POLICIES
 from .common import emit_json, ensure_root, handle_errors, root_option
 from .main import cli
 

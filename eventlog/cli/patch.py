@@ -126,7 +126,7 @@ def guard_cmd(openclaw_dir: Path | None, root: str | None, settle: float, interv
     """
     import signal
 
-    from eventlog.layout import resolve_root
+    from eventlog.store.layout import resolve_root
     from eventlog.patchset.guard import Guard
 
     found = _run(lambda pkg, _m: {}, openclaw_dir, None)["found"]

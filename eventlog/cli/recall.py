@@ -15,7 +15,7 @@ from .main import cli
 from .timeopts import time_range
 
 if TYPE_CHECKING:
-    from ..recall import Hit
+    from ..recall.grep import Hit
 
 _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
                             help="Only this chat (repeatable). Prunes the files read.")
@@ -51,8 +51,8 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
       eventlog sql "SELECT title, received, sent FROM chats ORDER BY received DESC" --since this-week
       eventlog sql "SELECT ts, sender, text FROM messages" --chat 100007 --since yesterday --tz Europe/Berlin
     """
-    from .. import query as q
-    from ..query_output import atomic_output, write_result
+    from ..recall import query as q
+    from ..recall.output import atomic_output, write_result
 
     ensure_root(root)
     if query == "-":
@@ -107,8 +107,8 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
       eventlog compact                 # every closed UTC day
       eventlog compact --check         # exit 2 if any unit cannot be loaded or verified
     """
-    from .. import compact as c
-    from ..layout import parse_when
+    from ..recall import compact as c
+    from ..store.layout import parse_when
     from .common import emit_json
 
     ensure_root(root)
@@ -178,9 +178,9 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
       eventlog grep -i -w deploy --since monday --tz Europe/Berlin
       eventlog grep --from alice --since today -c
     """
-    from .. import recall as r
-    from ..query_output import local_ts
-    from ..planner import scope_from
+    from ..recall import grep as r
+    from ..recall.output import local_ts
+    from ..recall.planner import scope_from
     from .common import emit_json
 
     ensure_root(root)
@@ -287,10 +287,10 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
       eventlog tail --cursor mine        # what is new since I last looked
       eventlog tail -f --since 1h --tz Europe/Berlin
     """
-    from .. import follow as fw
-    from .. import when
-    from ..planner import scope_from
-    from ..query_output import local_ts
+    from ..recall import follow as fw
+    from ..recall import when
+    from ..recall.planner import scope_from
+    from ..recall.output import local_ts
     from .common import emit_json
 
     ensure_root(root)
@@ -363,8 +363,8 @@ def export(chat: str, fmt: str, output: str, since: datetime | None, until: date
       eventlog export --chat 100007 --since last-month --until last-month --format md -o november.md
       eventlog export --chat 100007 --format csv -o chat.csv --tz Europe/Berlin
     """
-    from ..export import export as run_export
-    from ..query_output import atomic_output
+    from ..recall.export import export as run_export
+    from ..recall.output import atomic_output
 
     ensure_root(root)
     with atomic_output(output, root) as f:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import BadEvent, EventlogError
-from ..layout import locations, root_source
+from ..store.layout import locations, root_source
 from .common import chat_id_param, emit_json, ensure_root, handle_errors, root_option, since_until
 from .main import cli
 
@@ -17,7 +17,7 @@ from .main import cli
 @handle_errors
 def init(root: Path) -> None:
     """Create the log root (0700) and its top-level folders; harmless if they exist."""
-    from ..writer import EventLog
+    from ..store.writer import EventLog
 
     for sub in ("", "raw", "seals", "dlp"):
         d = root / sub if sub else root
@@ -51,7 +51,7 @@ def path(root: Path, as_json: bool) -> None:
 def _read_batches(stream, chunk: int = 1 << 20):
     """Yield (first line number, [complete lines]): the complete lines one read() delivered (the group commit of
     --fsync batch). A line longer than MAX_LINE raises BadEvent after the lines before it were yielded."""
-    from ..schema import MAX_LINE
+    from ..store.schema import MAX_LINE
 
     carry = b""
     lineno = 1
@@ -72,7 +72,7 @@ def _read_batches(stream, chunk: int = 1 << 20):
 
 def _parse_prefix(first: int, lines: list[bytes]) -> tuple[list[int], list[dict], BadEvent | None]:
     """Parse lines up to the first bad one: (line numbers, objects, the error or None)."""
-    from ..schema import parse_line
+    from ..store.schema import parse_line
 
     numbers, events = [], []
     for i, line in enumerate(lines):
@@ -108,7 +108,7 @@ def append(root: Path, fsync: str, ack: bool, check: bool) -> None:
       may be written without an id; an acknowledged id is always written;
     - --check validates the whole input and writes nothing (for all-or-nothing from a pipe, check a copy first).
     Example: eventlog append --ack < events.jsonl"""
-    from ..writer import EventLog
+    from ..store.writer import EventLog
 
     log = EventLog(root, fsync=fsync)
     out = sys.stdout.buffer
@@ -175,8 +175,8 @@ def _file_offset(stream) -> int | None:
 
 def _check_only(root: Path, numbers: list[int], events: list[dict], supplied: dict[str, dict[str, int]]) -> None:
     """--check: what append_many would refuse, without writing (ids within the input and against the files)."""
-    from .. import dupids, schema
-    from ..layout import day_relpath
+    from ..store import dupids, schema
+    from ..store.layout import day_relpath
 
     new: dict[str, dict[str, int]] = {}
     for n, ev in zip(numbers, events):
@@ -209,7 +209,7 @@ def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: boo
     """Check hash chains and seals; print `file:line: reason` for every damaged place. Exit 0 clean, 2 damaged.
 
     Example: eventlog verify --head 3f1c…e9 (the hash `eventlog head` printed last week)"""
-    from ..verify import verify as run
+    from ..store.verify import verify as run
 
     ensure_root(root)
 
@@ -226,7 +226,7 @@ def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: boo
 
     report = run(root, chat, since, until, emit)
     if head_hash is not None:
-        from ..head import verify_head
+        from ..store.head import verify_head
 
         for problem in verify_head(root, head_hash):
             report.damage.append(problem)
@@ -251,9 +251,9 @@ def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: boo
 def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> None:
     """Seal closed day files: record line count, size and last hash under seals/ (done automatically when a later day
     is written to the same chat)."""
-    from ..layout import parse_when
-    from ..seal import seal_closed
-    from ..writer import EventLog
+    from ..store.layout import parse_when
+    from ..store.seal import seal_closed
+    from ..store.writer import EventLog
 
     ensure_root(root)
     results = seal_closed(EventLog(root), chat, parse_when(through) if through else None)
@@ -277,7 +277,7 @@ def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> No
 @handle_errors
 def stats(root: Path, by: str, chat: str | None, since, until, as_json: bool) -> None:
     """Events and bytes per channel, chat or day. Exit 1 if the range holds no events."""
-    from ..stats import stats as run
+    from ..store.stats import stats as run
 
     ensure_root(root)
     total = 0

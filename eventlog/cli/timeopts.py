@@ -1,4 +1,4 @@
-"""`--since/--until/--tz` for commands that select by time, as exact instants in the user's zone (eventlog/when.py)."""
+"""`--since/--until/--tz` for commands that select by time, as exact instants in the user's zone (eventlog/recall/when.py)."""
 from __future__ import annotations
 
 import functools
@@ -25,7 +25,7 @@ def time_range(f: Callable) -> Callable:
                   help=f"From the start of WHEN, in --tz ({WHEN_HELP}).")
     @functools.wraps(f)
     def wrapper(*args: Any, since_text: str | None, until_text: str | None, tz_name: str | None, **kwargs: Any) -> Any:
-        from .. import when
+        from ..recall import when
 
         try:
             tz = when.zone(tz_name)

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ..errors import BadEvent, EventlogError
-from ..reader import iter_lines
+from ..store.reader import iter_lines
 from .engine import Finding
 from .keys import write_allowlist
 
@@ -173,7 +173,7 @@ def review(root: Path, alert_id: str, verdict: str, note: str = "", reviewer: st
            scanner: Any = None) -> dict[str, Any]:
     """Append a `dlp:review` event and rebuild the allowlist from the new projection. A note that itself contains a
     secret (the scanner finds something in it) is refused: the review stream must not become the leak."""
-    from ..writer import EventLog  # late import: keeps `eventlog dlp scan` of plain texts light
+    from ..store.writer import EventLog  # late import: keeps `eventlog dlp scan` of plain texts light
 
     v = normalize_verdict(verdict)
     if v is None:
@@ -237,7 +237,7 @@ def stats(states: Iterable[AlertState]) -> list[dict[str, Any]]:
 def append_alerts(root: Path, alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not alerts:
         return []
-    from ..writer import EventLog
+    from ..store.writer import EventLog
 
     try:
         return EventLog(root).append_stream(ALERTS, alerts).events

@@ -13,7 +13,7 @@ from typing import IO, Any, Iterator
 import orjson
 
 from ..errors import BadEvent
-from ..reader import OnProblem, iter_events
+from ..store.reader import OnProblem, iter_events
 from .alerts import ALERTS, append_alerts, iter_stream, make_alert, now_ts
 from .merge import AlertMerger, head_of
 from .engine import Finding, Scanner

@@ -7,8 +7,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Callable
 
-from ..layout import log_files
-from ..reader import iter_file_events
+from ..store.layout import log_files
+from ..store.reader import iter_file_events
 from . import alerts as al
 from .engine import Scanner
 

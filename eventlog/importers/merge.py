@@ -24,8 +24,8 @@ from typing import Any, Iterable
 
 import orjson
 
-from ..layout import log_files
-from ..reader import iter_lines
+from ..store.layout import log_files
+from ..store.reader import iter_lines
 
 SENT_WINDOW = 30
 _MESSAGE_UPDATES = {"message", "edited_message", "channel_post", "edited_channel_post", "business_message",

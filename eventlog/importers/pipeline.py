@@ -17,7 +17,7 @@ from typing import IO, Any, Callable, Iterator
 import orjson
 
 from ..errors import EventlogError
-from ..layout import day_relpath, parse_relpath
+from ..store.layout import day_relpath, parse_relpath
 from . import merge
 from .jsonstream import BadExport, Walk
 from .telegram_desktop import (BASIC_GROUP_TYPES, CHANNEL_TYPES, CHAT_TYPES, ChatInfo, ChatPlan, bot_api_chat_id,
@@ -245,7 +245,7 @@ def plan(chats: list[ChatInfo], top: dict[str, Any], root: Path, bot_id: int | N
 
 def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None = None, chat_ids: tuple[str, ...] = (),
                dry_run: bool = False, progress: Progress | None = None, fsync: str = "batch") -> ImportResult:
-    from ..writer import EventLog
+    from ..store.writer import EventLog
 
     src = export_file(path)
     try:  # the spool sits beside the log (same disk, never a RAM-backed /tmp), nameless; a dry run writes nothing there
@@ -258,7 +258,7 @@ def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None =
 
 def _import(root: Path, src: Path, spool: IO[bytes], bot_id: int | None, chat_ids: tuple[str, ...], dry_run: bool,
             progress: Progress | None, fsync: str) -> ImportResult:
-    from ..writer import EventLog
+    from ..store.writer import EventLog
 
     chats, top, walk1 = scan(src, progress, spool)
     plans, bot_id = plan(chats, top, root, bot_id, chat_ids)
@@ -323,7 +323,7 @@ def _import(root: Path, src: Path, spool: IO[bytes], bot_id: int | None, chat_id
 def _seal_touched(log: Any, touched: set[str]) -> None:
     """Seal the closed days the import wrote to, unless their seal already covers the file (the writer auto-seals a
     day when the chat gets a later one, and extends a sealed day it appends to): a stat instead of a re-read."""
-    from ..seal import seal_files, sealed_index
+    from ..store.seal import seal_files, sealed_index
 
     today = datetime.now(timezone.utc).strftime("%Y/%m/%d") + ".jsonl"
     pending = []

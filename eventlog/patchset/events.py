@@ -11,8 +11,8 @@ from typing import Any, Iterator
 
 import orjson
 
-from eventlog.reader import iter_lines
-from eventlog.writer import EventLog
+from eventlog.store.reader import iter_lines
+from eventlog.store.writer import EventLog
 
 CHANNEL = "system"
 CHAT = "eventlog"

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from eventlog import __version__
-from eventlog.fsutil import replace_file
+from eventlog.store.fsutil import replace_file
 from eventlog.patchset.errors import PatchError
 from eventlog.patchset.locate import Scan, anchor_report, decode, encode, patch_text, scan_tree, strip_ours
 from eventlog.patchset.manifest import Manifest, load_manifest, sha256_bytes, sha256_file

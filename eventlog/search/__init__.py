@@ -97,7 +97,7 @@ def validate(q: SearchQuery) -> None:
 def _grep(root: Path, q: SearchQuery) -> SearchResult:
     """text: every message containing all the query's words (case-insensitive); fuzzy: every query word matched by a
     similar word (rapidfuzz ratio ≥ 80). Both from the grep library; ranked newest first (grep has no relevance)."""
-    from .. import recall
+    from ..recall import grep as recall
 
     words = q.text.split()
     if q.mode == "text":

@@ -22,8 +22,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..layout import RAW, parse_relpath
-from ..schema import CHANNEL_RE, CHAT_ID_RE
+from ..store.layout import RAW, parse_relpath
+from ..store.schema import CHANNEL_RE, CHAT_ID_RE
 from . import embed, pack, project, store, watch, watchscan
 
 MESSAGE_EVENTS = (b"message:received", b"message:sent")

@@ -28,8 +28,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..layout import RAW
-from ..schema import CHANNEL_RE, CHAT_ID_RE
+from ..store.layout import RAW
+from ..store.schema import CHANNEL_RE, CHAT_ID_RE
 from . import pack, store, watch
 
 _DAY = re.compile(r"\d\d\.jsonl")

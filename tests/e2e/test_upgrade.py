@@ -22,7 +22,7 @@ import pytest
 
 from eventlog import toolchain
 from eventlog.patchset.events import iter_system_events
-from eventlog.reader import iter_lines
+from eventlog.store.reader import iter_lines
 from eventlog.smoke.harness import Gateway
 
 pytestmark = pytest.mark.e2e

@@ -137,8 +137,8 @@ def rescan(chats: int, days: int) -> dict:
     messages replaced by labelled DLP-corpus messages, beside a plain streaming read of the same log and `cat`."""
     import gen_corpus
     from eventlog.dlp.logscan import scan_log
-    from eventlog.reader import iter_events
-    from eventlog.writer import EventLog
+    from eventlog.store.reader import iter_events
+    from eventlog.store.writer import EventLog
 
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)

@@ -62,7 +62,7 @@ def child(case: str, n: int, d: str, export: str) -> None:
                 os.write(fd, orjson.dumps(ev) + b"\n")
             os.close(fd)
         else:
-            from eventlog.writer import EventLog
+            from eventlog.store.writer import EventLog
 
             log = EventLog(d, fsync="never")
             for i in range(0, n, 2000):

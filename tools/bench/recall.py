@@ -106,7 +106,7 @@ IN_PROCESS = """
 import sys, time
 from pathlib import Path
 import duckdb
-from eventlog import query, when
+from eventlog.recall import query, when
 from datetime import timezone
 t = time.perf_counter()
 chat, since, until = (sys.argv[3:6] + [None, None, None])[:3]

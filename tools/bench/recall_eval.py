@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent / "recall_eval"
 sys.path.insert(0, str(HERE.parents[2]))
 sys.path.insert(0, str(HERE))
 
-from eventlog.layout import parse_when  # noqa: E402
+from eventlog.store.layout import parse_when  # noqa: E402
 
 KINDS = ("exact", "forms", "typo", "paraphrase", "crosslang", "dates")
 LIMIT = 10

@@ -43,10 +43,10 @@ def child(case: str, n: int, d: str) -> None:
 
     events = make_events(n, 1 if case.endswith("-1chat") else 20)
     # imports before the clock starts, as the baselines' orjson: module loading is not per-event work
-    import eventlog.seal  # noqa: F401  (the writer imports it lazily on its first new day file)
-    from eventlog.layout import log_files
-    from eventlog.reader import iter_events
-    from eventlog.writer import EventLog
+    import eventlog.store.seal  # noqa: F401  (the writer imports it lazily on its first new day file)
+    from eventlog.store.layout import log_files
+    from eventlog.store.reader import iter_events
+    from eventlog.store.writer import EventLog
     from store_floor import write_floor
 
     t0 = time.perf_counter()

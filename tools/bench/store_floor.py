@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from eventlog.commitment import CONTENT, new_salt
+from eventlog.store.commitment import CONTENT, new_salt
 
 _PREFIX = {k: k.encode() + b"\x00" for k in CONTENT}
 

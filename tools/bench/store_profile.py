@@ -41,12 +41,12 @@ def main() -> None:
 
     import orjson
 
-    from eventlog import schema
-    from eventlog.commitment import _KEY_PREFIX, CONTENT
+    from eventlog.store import schema
+    from eventlog.store.commitment import _KEY_PREFIX, CONTENT
     from store_floor import write_floor
-    from eventlog.layout import day_relpath
-    from eventlog.lock import FileLock
-    from eventlog.writer import EventLog
+    from eventlog.store.layout import day_relpath
+    from eventlog.store.lock import FileLock
+    from eventlog.store.writer import EventLog
 
     n = args.events
     events = make_events(n, 20)

@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 sys.path.insert(0, str(HERE))
 
-from eventlog.writer import EventLog  # noqa: E402
+from eventlog.store.writer import EventLog  # noqa: E402
 from filler import BOT_EN, BOT_RU, EN, RU  # noqa: E402
 
 END = date(2026, 10, 31)

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from .errors import EventlogError
+from ..errors import EventlogError
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """`eventlog export`: one chat (optionally a time range) to a file — jsonl (the log's own lines, verbatim), csv or
-parquet (the `messages` view), md (a readable transcript). Written atomically, mode 0600 (query_output.atomic_output)."""
+parquet (the `messages` view), md (a readable transcript). Written atomically, mode 0600 (output.atomic_output)."""
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
@@ -8,8 +8,8 @@ from typing import BinaryIO
 
 import orjson
 
-from .errors import EventlogError
-from .layout import log_files
+from ..errors import EventlogError
+from ..store.layout import log_files
 from .planner import scope_from
 from .when import iso, utc_days
 
@@ -26,7 +26,7 @@ def export(root: Path, chat: str, since: datetime | None, until: datetime | None
     if fmt == "jsonl":
         return _jsonl(root, chat, since, until, out)
     from . import query
-    from .query_output import local_ts, write_result
+    from .output import local_ts, write_result
 
     with query.duckdb_errors():
         con, _ = query.connect(scope)
@@ -55,7 +55,7 @@ def _utc(t: datetime) -> datetime:
 
 
 def _jsonl(root: Path, chat: str, since: datetime | None, until: datetime | None, out: BinaryIO) -> int:
-    from .reader import iter_lines
+    from ..store.reader import iter_lines
 
     lo, hi = (iso(since) if since else None), (iso(until) if until else None)
     first, last = utc_days(since, until)

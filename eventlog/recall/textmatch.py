@@ -1,5 +1,5 @@
 """What a grep pattern means on one message text: the query, Unicode case classes, the rg prefilter that can only
-over-select, and the authoritative matcher (with a time budget on Python regexes). Used by eventlog/recall.py."""
+over-select, and the authoritative matcher (with a time budget on Python regexes). Used by eventlog/recall/grep.py."""
 from __future__ import annotations
 
 import re
@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
-from .errors import EventlogError
+from ..errors import EventlogError
 from .when import iso
 
 DEFAULT_FUZZY_SCORE = 80.0

@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from .errors import LockTimeout
+from ..errors import LockTimeout
 
 STALE_EMPTY_S = 2.0  # an empty or unparseable lock file older than this is stale
 STALE_BREAKER_S = 10.0

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..errors import EventlogError
 from .commitment import COMMIT_RE, chain_hash
-from .errors import EventlogError
 from .lock import FileLock
 from .reader import Problem
 

@@ -15,9 +15,9 @@ from typing import Any, Iterable
 
 import orjson
 
+from ..errors import BadEvent, DamagedLog, EventlogError
 from . import dupids, schema
 from .commitment import chain_hash
-from .errors import BadEvent, DamagedLog, EventlogError
 from .layout import RAW, parse_relpath, seal_relpath
 from .lock import FileLock
 
@@ -93,7 +93,7 @@ class EventLog:
     def append_many(self, events: Iterable[dict[str, Any]]) -> AppendResult:
         """Validate every event, then write them grouped by day file. Raises BadEvent (with `index`, the first bad
         event's position) before writing anything: bad input, or a caller-supplied id that is already in its target
-        file or twice in the batch (eventlog/dupids.py). `result.events` are in input order.
+        file or twice in the batch (eventlog/store/dupids.py). `result.events` are in input order.
 
         An OSError or EventlogError from writing carries `written`: the events of the files written before it."""
         groups: dict[str, list[tuple[dict[str, Any], Any]]] = {}

@@ -4,7 +4,7 @@ A derived store (the Parquet units and their vocabularies today; a search index 
 function that, given what was erased, deletes whatever it derived from those files and rebuilds it from the (now
 erased) log. It must not leave content behind even if the rebuild fails: delete first, rebuild second.
 
-    from eventlog.erasure import register_derived
+    from eventlog.ops.erasure import register_derived
 
     @register_derived("index")
     def _forget_index(root: Path, scope: ErasedScope) -> dict[str, int]:
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import freshness
-from .compact import PARQUET_DIR
+from ..recall import freshness
+from ..recall.compact import PARQUET_DIR
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _forget_parquet(root: Path, scope: ErasedScope) -> dict[str, int]:
     """Delete the units (record, Parquet, vocabulary) of every month with a day file erased now — or erased earlier
     but still newer than its unit (the unit records each source's size) — then rebuild them with compact's own
     builder: the rebuilt copy holds the commitments, not the content."""
-    from .compact import load_units, rebuild_months
+    from ..recall.compact import load_units, rebuild_months
 
     d = root / PARQUET_DIR
     months = months_of(scope.changed)
@@ -109,6 +109,6 @@ def _forget_parquet(root: Path, scope: ErasedScope) -> dict[str, int]:
 def _forget_index(root: Path, scope: ErasedScope) -> dict[str, int]:
     """Drop the search-index day units holding any file of the request; `eventlog index` / `search` rebuild them from
     the erased log. Imported lazily: the index pulls numpy and the stemmers, which a forget without an index needs not."""
-    from .search.index import purge
+    from ..search.index import purge
 
     return {"units_deleted": len(purge(root, files=scope.files))}

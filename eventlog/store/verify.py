@@ -208,7 +208,7 @@ def _check_seal(frel: str, rec: dict, got: tuple[list[str], list[int]], mig: dic
 
 
 def _migrated(root: Path) -> dict[str, dict]:
-    """file → its latest migration record (eventlog/migrate.py writes them before replacing a file)."""
+    """file → its latest migration record (eventlog/store/migrate.py writes them before replacing a file)."""
     from .migrate import latest_records
 
     return latest_records(root)

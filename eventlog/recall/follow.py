@@ -19,9 +19,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
-from .errors import EventlogError
-from .fsutil import replace_file
-from .layout import RAW, log_files, parse_relpath
+from ..errors import EventlogError
+from ..store.fsutil import replace_file
+from ..store.layout import RAW, log_files, parse_relpath
 
 
 @dataclass
@@ -232,7 +232,7 @@ def _files_by_day(root: Path, chats: Iterable[str] | None, since: Any = None) ->
 
 def _day_events(files: list[Any]) -> Iterator[Emitted]:
     """The object events of a day's files, skipping lines that are not JSON (a torn tail is not yet an event)."""
-    from .reader import iter_lines
+    from ..store.reader import iter_lines
 
     for lf in files:
         for num, line in iter_lines(lf.path, lf.relpath):

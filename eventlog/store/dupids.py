@@ -11,7 +11,7 @@ import re
 
 import orjson
 
-from .errors import BadEvent
+from ..errors import BadEvent
 
 # canonical lines are compact with sorted keys: a top-level id is written `"id":"<ULID>"`; nested objects can hold the
 # same pattern, so a hit is confirmed by parsing its line.

@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
 
-from .errors import EventlogError
+from ..errors import EventlogError
 from .schema import CHANNEL_RE, CHAT_ID_RE
 
 DEFAULT_CHANNEL = "telegram"

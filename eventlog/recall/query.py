@@ -1,4 +1,4 @@
-"""DuckDB over the log, read-only: connect (views from eventlog/views.py over the files eventlog/planner.py bound),
+"""DuckDB over the log, read-only: connect (views from eventlog/recall/views.py over the files eventlog/recall/planner.py bound),
 run user SQL only if every statement is a SELECT (or EXPLAIN of one), report skipped lines, explain.
 
 Every user value (file lists, chats, bounds) reaches DuckDB as a bound variable (`SET VARIABLE`), never by string
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .errors import EventlogError
+from ..errors import EventlogError
 from .planner import Scope, Sources, plan, scope_from  # noqa: F401  (the public query API)
 from .views import _lines_sql, view_sql
 from .when import iso

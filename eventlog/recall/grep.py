@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
-from .layout import RAW, log_files
+from ..store.layout import RAW, log_files
 from .textmatch import (DEFAULT_FUZZY_SCORE, ODD_UPPER, GrepError, GrepQuery, Matcher, RegexGuard,  # noqa: F401
                         fold_class, json_escape, prefilter_regex, required_literal)
 from .when import utc_days
@@ -135,7 +135,7 @@ def _scope_paths(root: Path, q: GrepQuery) -> list[str]:
 
 def _full_scan(root: Path, q: GrepQuery, paths: list[str]) -> Iterator[tuple[str, int, bytes]]:
     """No usable literal: every line of every file in scope."""
-    from .reader import iter_lines
+    from ..store.reader import iter_lines
 
     if paths == [str(root / RAW)]:
         files: Iterable[str] = (str(lf.path) for lf in log_files(root))
@@ -222,7 +222,7 @@ def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = 
 
     Only (line number, spans) per match is held while rg runs — not the lines, so a pattern matching every one of a
     million events stays far below the memory budget; the events are then re-read file by file in order."""
-    from .reader import iter_lines
+    from ..store.reader import iter_lines
 
     by_file: dict[str, list[tuple[int, list[tuple[int, int]]]]] = {}
     for rel, num, spans in _matches(root, q, on_problem):
@@ -269,7 +269,7 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery, after: i
                  ) -> Iterator[list[Hit]]:
     """Group hits with up to `n` messages (message events with a text) before (and `after`, default `n`, after)
     each, from the same chat's day file; overlapping windows merge (like grep -B/-A/-C). One list per group."""
-    from .reader import iter_lines
+    from ..store.reader import iter_lines
 
     after = n if after is None else after
     if n <= 0 and after <= 0:

@@ -22,9 +22,9 @@ from typing import Any, Callable
 
 import orjson
 
+from ..errors import DamagedLog
 from . import schema
 from .commitment import chain_hash, has_content, new_salt
-from .errors import DamagedLog
 from .fsutil import replace_file
 from .layout import log_files, parse_relpath, seal_relpath
 from .lock import FileLock

@@ -6,7 +6,7 @@ A v2 line that has content fields carries their plaintext and a per-line `salt` 
 `prev` names, what seals and checkpoints record) is SHA-256 of the commitment form's canonical bytes. Erasing a line
 writes its commitment form in its place: the same chain hash, no content, no salt. A line without `salt` (a v1 line,
 a v2 line without content, an erased line) is its own commitment form: its chain hash is SHA-256 of its bytes.
-docs/log-format.md is the contract; eventlog/schema.py and runtime/writer-commit.mjs implement it.
+docs/log-format.md is the contract; eventlog/store/schema.py and runtime/writer-commit.mjs implement it.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from .errors import BadEvent
+from ..errors import BadEvent
 
 # Top-level fields that hold what people wrote or who they are (the agreement between the branches, BRIEF.md).
 CONTENT_FIELDS = ("args", "forward", "from", "media", "note", "payload", "raw", "text", "title")

@@ -21,11 +21,11 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from .commitment import erase_line, has_content, is_erased
-from .errors import BadEvent, EventlogError
-from .fsutil import replace_file
-from .layout import LogFile, log_files, parse_relpath, seal_relpath
-from .lock import FileLock
+from ..errors import BadEvent, EventlogError
+from ..store.commitment import erase_line, has_content, is_erased
+from ..store.fsutil import replace_file
+from ..store.layout import LogFile, log_files, parse_relpath, seal_relpath
+from ..store.lock import FileLock
 
 _LEFTOVERS = (".torn-", ".forget-", ".migrate-")
 
@@ -87,7 +87,7 @@ def _live_ids(path: Path, rel: str) -> Iterator[str | None]:
 
 def plan(root: Path, chat: str | None = None, before: date | None = None) -> ForgetPlan:
     """What `forget` would erase (nothing is changed). Raises if v1 content is in the way (migrate first)."""
-    from .dlp.alerts import ALERTS, REVIEWS
+    from ..dlp.alerts import ALERTS, REVIEWS
 
     p = ForgetPlan(chat, before, _scope_files(root, chat, before))
     for rel in (ALERTS, REVIEWS):
@@ -121,7 +121,7 @@ def _erase_bytes(data: bytes, rel: str) -> tuple[bytes, int, int]:
 
 def _reseal(log: Any, rel: str) -> bool:
     """A sealed day rewritten by an erasure: same lines and hashes, other size — record the new size."""
-    from .seal import measure, seal_record, sealed_index
+    from ..store.seal import measure, seal_record, sealed_index
 
     parsed = parse_relpath(rel)
     sealed = sealed_index(log.root, parsed[0], parsed[1]).get(rel) if parsed else None
@@ -170,7 +170,7 @@ def _erase_dlp(log: Any, root: Path, chat: str | None, before: date | None, ids:
     """Alerts in scope (their chat/day, or pointing at an erased event) lose any content field; reviews of them lose
     their note. Masked previews, rules and fingerprints stay: they are what an audit needs and never content.
     Returns (alerts, reviews) erased (or, dry, that would be)."""
-    from .dlp.alerts import ALERTS, REVIEWS
+    from ..dlp.alerts import ALERTS, REVIEWS
 
     alert_ids: set[str] = set()
     counts = []
@@ -216,8 +216,8 @@ def operator() -> str:
 def forget(root: Path, *, chat: str | None = None, before: date | None = None, reason: str,
            by: str | None = None, progress: Callable[[str], None] | None = None) -> ForgetReport:
     from .erasure import ErasedScope, erase_derived
-    from .head import checkpoint
-    from .writer import EventLog
+    from ..store.head import checkpoint
+    from ..store.writer import EventLog
 
     if not reason.strip():
         raise EventlogError("--reason must say why (it is recorded in the log:erased event)")

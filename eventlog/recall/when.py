@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Mapping
 
-from .errors import EventlogError
+from ..errors import EventlogError
 
 MS = timedelta(milliseconds=1)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

@@ -5,9 +5,9 @@ chat-month (2,400 files/year) still took 3.8 s for a full-text scan against 1.6 
 as coarse as still lets a range prune whole files: a month. Rows are written in file order (chat, then day, then line),
 so row-group statistics on `chat_id` let a `--chat` query skip most of a month.
 
-The JSONL stays canonical. A unit records the exact day files it holds with their identity (eventlog/freshness.py:
+The JSONL stays canonical. A unit records the exact day files it holds with their identity (eventlog/recall/freshness.py:
 size, mtime_ns, ctime_ns, inode — plus the SHA-256 of the bytes for audits). A query reads a day file from the unit only
-if that identity is unchanged, and reads every other file of the month from JSONL (eventlog/planner.py: every file
+if that identity is unchanged, and reads every other file of the month from JSONL (eventlog/recall/planner.py: every file
 exactly once); the next `eventlog compact` rebuilds the unit. Before a unit is published it is read back and checked: its row count, and the
 SHA-256 over every event re-encoded from the Parquet columns equals the SHA-256 over the source lines' bytes.
 
@@ -26,13 +26,14 @@ from typing import Any, Callable
 
 import orjson
 
-from . import freshness, schema
-from .errors import EventlogError
-from .fsutil import replace_file
-from .layout import log_files
+from ..errors import EventlogError
+from ..store import schema
+from ..store.fsutil import replace_file
+from ..store.layout import log_files
+from . import freshness
 
 PARQUET_DIR = "parquet"
-UNIT_VERSION = 3  # 3: per-file identity (eventlog/freshness.py); older units are reported and rebuilt by compact
+UNIT_VERSION = 3  # 3: per-file identity (eventlog/recall/freshness.py); older units are reported and rebuilt by compact
 ROW_GROUP = 10_000
 BATCH = 20_000
 # Columns whose JSONL value is a nested object/array, stored as its canonical JSON text.

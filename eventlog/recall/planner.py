@@ -1,5 +1,5 @@
 """Which files a query reads: every day file in scope exactly once — from its Parquet unit when the unit's record of
-that file still matches the file's identity (eventlog/freshness.py), else from the JSONL. Never neither, never both.
+that file still matches the file's identity (eventlog/recall/freshness.py), else from the JSONL. Never neither, never both.
 
 Scope bounds are exact UTC instants ([since, until)); file pruning uses the UTC day files that can hold them
 (file names are UTC days of ts, `when.utc_days`), and the views apply the exact bounds to each event's ts.
@@ -13,10 +13,10 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..errors import EventlogError
+from ..store.layout import RAW
+from ..store.schema import CHANNEL_RE, CHAT_ID_RE
 from . import freshness
-from .errors import EventlogError
-from .layout import RAW
-from .schema import CHANNEL_RE, CHAT_ID_RE
 from .when import check_order, utc_days
 
 _YEAR = re.compile(r"\d{4}")

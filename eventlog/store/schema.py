@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
+from ..errors import BadEvent
 from .commitment import _KEY_PREFIX, CONTENT, SALT_RE, _sha256, new_salt
-from .errors import BadEvent
 
 VERSION = 2
 VERSIONS = (1, 2)  # what readers accept; writers write VERSION

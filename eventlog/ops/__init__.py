@@ -1,0 +1,1 @@
+"""Operations across parts: forget / erasure of the log and of the derived stores registered with it."""
