@@ -20,6 +20,7 @@ import orjson
 
 from ..errors import EventlogError
 from .commitment import COMMIT_RE, chain_hash
+from .growing import Growing
 from .lock import FileLock
 from .reader import Problem
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 CHECKPOINTS = "seals/checkpoints.jsonl"
 DLP_STREAMS = ("dlp/alerts.jsonl", "dlp/reviews.jsonl")
-_cache: dict[str, tuple[int, int, dict[str, dict[str, Any]], list[str]]] = {}
+_cache: dict[str, "_Folded"] = {}
 
 
 def covered_streams(root: Path) -> list[str]:
@@ -79,24 +80,36 @@ def _state(path: Path, known: dict[str, Any] | None) -> dict[str, Any] | None:
     return {"lines": len(lines), "bytes": sum(len(x) + 1 for x in lines), "last": chain_hash(lines[-1])}
 
 
+class _Folded:
+    """The folded checkpoint state of one checkpoint file as far as it was read (the file only grows: it is never
+    compacted, `verify --head` finds a head by its line)."""
+    __slots__ = ("pos", "state", "hashes")
+
+    def __init__(self) -> None:
+        self.pos = Growing()
+        self.state: dict[str, dict[str, Any]] = {}
+        self.hashes: list[str] = []
+
+
 def read_checkpoints(root: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """(folded state of every stream at the last checkpoint, chain hash of every checkpoint line)."""
-    path = root / CHECKPOINTS
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
+    """(folded state of every stream at the last checkpoint, chain hash of every checkpoint line).
+
+    Incremental (eventlog/store/growing.py), as the JS writer's `folded`: one checkpoint per seal, tens of thousands a year,
+    each reads only what was appended since the last. The returned objects are the cache's own: do not change them."""
+    key = os.fspath(root / CHECKPOINTS)
+    c = _cache.get(key) or _Folded()
+    got = c.pos.read(key)
+    if got is None:
+        _cache.pop(key, None)
         return {}, []
-    key = os.fspath(path)
-    hit = _cache.get(key)
-    if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-        return hit[2], hit[3]
-    state: dict[str, dict[str, Any]] = {}
-    hashes: list[str] = []
-    for line in _lines(path):
-        hashes.append(chain_hash(line))
-        _fold(state, line)
-    _cache[key] = (st.st_size, st.st_mtime_ns, state, hashes)
-    return state, hashes
+    restarted, lines = got
+    if restarted:
+        c.state, c.hashes = {}, []
+    for line in lines:
+        c.hashes.append(chain_hash(line))
+        _fold(c.state, line)
+    _cache[key] = c
+    return c.state, c.hashes
 
 
 def _fold(state: dict[str, dict[str, Any]], line: bytes) -> str | None:

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, Iterable
 import orjson
 
 from .commitment import COMMIT_RE, chain_hash
+from .growing import Growing, read_last_line
 from .layout import log_files, parse_relpath, seal_relpath
 from .lock import FileLock
 
 if TYPE_CHECKING:
     from .writer import EventLog
 
-_cache: dict[str, tuple[int, int, dict[str, dict[str, Any]]]] = {}
+_cache: dict[str, "_Index"] = {}
 
 
 def _now_ts() -> str:
@@ -47,6 +48,19 @@ def seal_problem(rec: Any) -> str | None:
     return None
 
 
+def _seal_record(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(the seal:file record of one line, or None; why it is malformed, or None). Other events and lines that are no
+    JSON yield (None, None): the chain check reports those."""
+    try:
+        rec = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None, None
+    if not (isinstance(rec, dict) and rec.get("event") == "seal:file"):
+        return None, None
+    why = seal_problem(rec)
+    return (rec, None) if why is None else (None, why)
+
+
 def read_seal_records(path: Path, problems: list[tuple[int, str]] | None = None) -> Iterable[dict[str, Any]]:
     """Well-formed seal records of one seal file (complete lines only). Malformed ones are skipped, and reported as
     (line number, reason) into `problems` if given — verify turns them into damage."""
@@ -56,32 +70,50 @@ def read_seal_records(path: Path, problems: list[tuple[int, str]] | None = None)
         return []
     out = []
     for n, line in enumerate(data.split(b"\n")[:-1], 1):
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue  # the chain check reports it
-        if isinstance(rec, dict) and rec.get("event") == "seal:file":
-            why = seal_problem(rec)
-            if why is None:
-                out.append(rec)
-            elif problems is not None:
-                problems.append((n, why))
+        rec, why = _seal_record(line)
+        if rec is not None:
+            out.append(rec)
+        elif why is not None and problems is not None:
+            problems.append((n, why))
     return out
 
 
-def sealed_index(root: Path, channel: str, chat: str) -> dict[str, dict[str, Any]]:
-    """relpath → latest seal record, for one chat. Cached on the seal file's size and mtime."""
+class _Index:
+    """One chat's seal stream as far as it was read: relpath → latest record, and the latest sealed day."""
+    __slots__ = ("pos", "index", "last_day")
+
+    def __init__(self) -> None:
+        self.pos = Growing()
+        self.index: dict[str, dict[str, Any]] = {}
+        self.last_day: date | None = None
+
+
+def _indexed(root: Path, channel: str, chat: str) -> _Index | None:
     key = f"{os.fspath(root)}/{seal_relpath(channel, chat)}"
-    try:
-        st = os.stat(key)
-    except FileNotFoundError:
-        return {}
-    hit = _cache.get(key)
-    if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-        return hit[2]
-    index = {rec["file"]: rec for rec in read_seal_records(Path(key))}
-    _cache[key] = (st.st_size, st.st_mtime_ns, index)
-    return index
+    c = _cache.get(key) or _Index()
+    got = c.pos.read(key)
+    if got is None:
+        _cache.pop(key, None)
+        return None
+    restarted, lines = got
+    if restarted:
+        c.index, c.last_day = {}, None
+    for line in lines:
+        rec, _ = _seal_record(line)
+        if rec is not None:
+            c.index[rec["file"]] = rec
+            day = parse_relpath(rec["file"])[2]  # type: ignore[index]  # seal_problem checked it parses
+            if c.last_day is None or day > c.last_day:
+                c.last_day = day
+    _cache[key] = c
+    return c
+
+
+def sealed_index(root: Path, channel: str, chat: str) -> dict[str, dict[str, Any]]:
+    """relpath → latest seal record, for one chat. Read incrementally (eventlog/store/growing.py): a seal costs what it
+    appended, not the chat's whole seal stream. The dict is the cache's own: do not change it."""
+    c = _indexed(root, channel, chat)
+    return c.index if c is not None else {}
 
 
 def measure(path: Path) -> tuple[int, int, str | None, bool]:
@@ -102,6 +134,20 @@ def measure(path: Path) -> tuple[int, int, str | None, bool]:
     return lines, size, (chain_hash(last) if lines else None), bool(carry)
 
 
+def _still_sealed(path: Path, rec: dict[str, Any]) -> bool:
+    """The file is exactly as its seal says at its end: the sealed size, and the sealed last line ending there. One
+    stat and one line read, so `eventlog seal` over a year of sealed days does not read every byte of them again (an
+    edit further up is `verify`'s to find: it rehashes every day)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if os.fstat(fd).st_size != rec["bytes"]:
+            return False
+        last, end = read_last_line(fd, rec["bytes"])
+        return end == rec["bytes"] and last is not None and chain_hash(last) == rec["last"]
+    finally:
+        os.close(fd)
+
+
 def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
     """Seal the given day files (skipping unchanged seals). Returns (relpath, outcome) pairs."""
     out = []
@@ -115,6 +161,10 @@ def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
             if not path.exists():
                 out.append((rel, "missing"))
                 continue
+            current = sealed_index(log.root, parsed[0], parsed[1]).get(rel)
+            if current and _still_sealed(path, current):
+                out.append((rel, "already sealed"))
+                continue
             lines, size, last, torn = measure(path)
             if torn:
                 out.append((rel, "torn tail: not sealed until the next append repairs it"))
@@ -122,16 +172,13 @@ def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
             if not lines:
                 out.append((rel, "empty"))
                 continue
-            current = sealed_index(log.root, parsed[0], parsed[1]).get(rel)
             if current and current["lines"] == lines and current["bytes"] == size and current["last"] == last:
                 out.append((rel, "already sealed"))
                 continue
             log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])  # type: ignore[arg-type]
             out.append((rel, "sealed"))
     if any(outcome == "sealed" for _, outcome in out):
-        from .head import checkpoint
-
-        checkpoint(log)  # every seal moves the head (docs/log-format.md, Head)
+        log.sealed()  # every seal moves the head (docs/log-format.md, Head)
     return out
 
 
@@ -139,15 +186,13 @@ def seal_before(log: "EventLog", channel: str, chat: str, day: date) -> None:
     """Auto-seal: when a chat gets a new day file, seal its earlier day files that are not sealed yet."""
     if day == date.min:  # 0001-01-01: nothing before it (and date.min - 1 day overflows)
         return
-    index = sealed_index(log.root, channel, chat)
-    since = None
-    if index:
-        days = [p[2] for p in (parse_relpath(r) for r in index) if p]
-        since = max(days) if days else None
-        if since is not None:
-            if since >= day:
-                return
-            since += timedelta(days=1)
+    c = _indexed(log.root, channel, chat)
+    index = c.index if c is not None else {}
+    since = c.last_day if c is not None else None
+    if since is not None:
+        if since >= day:
+            return
+        since += timedelta(days=1)
     pending = [f.relpath for f in log_files(log.root, chat, since=since, until=day - timedelta(days=1), channel=channel)
                if f.relpath not in index]
     if pending:

@@ -5,6 +5,7 @@ A batch for one file is written with one write() of complete lines while its loc
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
@@ -18,11 +19,11 @@ import orjson
 from ..errors import BadEvent, DamagedLog, EventlogError
 from . import dupids, schema
 from .commitment import chain_hash
+from .growing import read_last_line
 from .layout import RAW, parse_relpath, seal_relpath
 from .lock import FileLock
 
 FSYNC_POLICIES = ("always", "batch", "never")
-_TAIL_CHUNK = 64 * 1024
 
 
 def _now_ts() -> str:
@@ -42,32 +43,6 @@ class AppendResult:
     repaired: list[str] = field(default_factory=list)  # relpaths of torn tails moved aside
 
 
-def _read_last_line(fd: int, size: int) -> tuple[bytes | None, int]:
-    """(last complete line without '\\n' or None, offset just after the last '\\n'), reading backwards in chunks."""
-    buf = b""
-    pos = size
-    last_nl = -1
-    while pos > 0 and last_nl < 0:
-        n = min(_TAIL_CHUNK, pos)
-        pos -= n
-        buf = os.pread(fd, n, pos) + buf
-        idx = buf.rfind(b"\n")
-        if idx >= 0:
-            last_nl = pos + idx
-    if last_nl < 0:
-        return None, 0
-    buf = buf[: last_nl - pos]
-    while True:
-        idx = buf.rfind(b"\n")
-        if idx >= 0:
-            return buf[idx + 1 :], last_nl + 1
-        if pos == 0:
-            return buf, last_nl + 1
-        n = min(_TAIL_CHUNK, pos)
-        pos -= n
-        buf = os.pread(fd, n, pos) + buf
-
-
 class EventLog:
     """Appends events under a log root. Safe across threads of one process only per instance; across processes and
     languages through the lock files."""
@@ -81,6 +56,8 @@ class EventLog:
         self.autoseal = autoseal
         self._tails: dict[str, _Tail] = {}
         self._dirs: set[str] = set()  # directories known to exist (one removed under the writer is made again)
+        self._depth = 0  # nesting of _write_groups (a checkpoint's own append runs inside a write)
+        self._checkpoint_due = False
         # A per-process placeholder for the chain field: events are encoded once, before the lock, and the real
         # `prev` is substituted under the lock (keys are sorted, so the top-level "prev" is found by its unique value).
         self._placeholder = secrets.token_hex(32)
@@ -146,8 +123,38 @@ class EventLog:
         fa, _, fb = form.partition(ph)
         return la, lb, fa, fb
 
+    def sealed(self) -> None:
+        """A seal was appended: every seal moves the head (docs/log-format.md, Head). Within one append the checkpoint
+        is taken once, after the last of its seals — not once per day file the append opened, which cost a pass over
+        every covered stream per seal."""
+        if self._depth:
+            self._checkpoint_due = True
+            return
+        from .head import checkpoint
+
+        checkpoint(self)
+
     def _write_groups(self, groups: dict[str, list[tuple[dict[str, Any], Any]]],
                       ids: dict[str, tuple[dict[str, int], tuple[int, int]]] | None = None) -> AppendResult:
+        self._depth += 1
+        ok = False
+        try:
+            result = self._write_each(groups, ids)
+            ok = True
+        finally:
+            self._depth -= 1
+            if not self._depth and self._checkpoint_due:
+                self._checkpoint_due = False
+                if ok:
+                    self.sealed()
+                else:
+                    # the seals are on disk and the next checkpoint covers them: the error being raised matters more
+                    with contextlib.suppress(Exception):
+                        self.sealed()
+        return result
+
+    def _write_each(self, groups: dict[str, list[tuple[dict[str, Any], Any]]],
+                    ids: dict[str, tuple[dict[str, int], tuple[int, int]]] | None) -> AppendResult:
         result = AppendResult()
         for rel, items in groups.items():
             checked = ids.get(rel) if ids else None
@@ -255,11 +262,9 @@ class EventLog:
                 # no other writer ever sees the file out of step with it.
                 from .seal import seal_record
 
-                from .head import checkpoint
-
                 record = seal_record(rel, sealed["lines"] + len(lines), st.st_size, prev)
                 self.append_stream(seal_relpath(*parse_relpath(rel)[:2]), [record])
-                checkpoint(self)
+                self.sealed()
         except BaseException as exc:
             self._tails.pop(rel, None)
             if written:
@@ -284,7 +289,7 @@ class EventLog:
             return cached.last, []
         if st.st_size == 0:
             return schema.genesis(rel), []
-        last, end = _read_last_line(fd, st.st_size)
+        last, end = read_last_line(fd, st.st_size)
         extra: list[tuple[dict[str, Any], Any]] = []
         if end != st.st_size:
             extra.append(self._repair(fd, rel, end, st.st_size))
@@ -345,7 +350,7 @@ class EventLog:
         sealed_size = sealed["bytes"]
         ok = isinstance(sealed_size, int) and 0 < sealed_size <= st.st_size
         if ok:
-            last, end = _read_last_line(fd, sealed_size)
+            last, end = read_last_line(fd, sealed_size)
             ok = end == sealed_size and last is not None and chain_hash(last) == sealed["last"]
         if ok:
             rest = os.pread(fd, st.st_size - sealed_size, sealed_size).split(b"\n")[:-1]
