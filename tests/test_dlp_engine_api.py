@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from dataclasses import replace
+
 from eventlog.dlp.engine import Scanner, open_scanner
-from eventlog.dlp.rules import load_rules
+from eventlog.dlp.rules import RuleSet, load_rules
 from eventlog.errors import EventlogError
 
 # a GitHub classic token shape (ghp_ + 36 base62): the shipped github-token rule redacts it (CRC not required)
@@ -94,8 +96,14 @@ def test_filter_defaults_plain_and_final(sc: Scanner) -> None:
 
 
 def test_filter_result_keys_on_block_and_redact(sc: Scanner) -> None:
+    # no shipped rule blocks since issue 25 (private-key redacts the whole block); an operator's rule file may, so the
+    # block path is checked with private-key turned into a blocking rule
+    rules = load_rules()
+    blocking = Scanner(RuleSet(rules.version, [replace(r, action="block") if r.id == "private-key" else r
+                                               for r in rules.rules], rules.source, rules.examples), b"k" * 32)
     pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAzq8Vd3Y1\n-----END RSA PRIVATE KEY-----"
-    blocked = sc.filter(pem)
+    assert sc.filter(pem)["text"] == "[REDACTED:private-key]"
+    blocked = blocking.filter(pem)
     assert set(blocked) == {"text", "action", "findings", "held"} and blocked["action"] == "block"
     assert [f.rule for f in blocked["findings"]] and all(f.action == "block" for f in blocked["findings"])
     red = sc.filter(TOK, preview=True)

@@ -261,10 +261,13 @@ class Scanner:
                     if t.endswith(p[:k]) and (b is None or k == n or not b.match(t, n - k - 1)):
                         best = max(best, k)
                         break
-                i = t.rfind(p)
-                while i >= 0 and r.body_rx.fullmatch(t, i + len(p)):
+                # the tail after each occurrence is body characters up to `end`, already checked beyond it (so
+                # a text of back-to-back `-----BEGIN…` headers costs one pass, not one per occurrence)
+                i, end = t.rfind(p), n
+                while i >= 0 and r.body_rx.fullmatch(t, i + len(p), end):
                     if b is None or i == 0 or not b.match(t, i - 1):
                         best = max(best, n - i)
+                    end = i + len(p)
                     i = t.rfind(p, 0, i + len(p) - 1)
         return best
 

@@ -228,7 +228,7 @@ def credential(s: str) -> bool:
     if len(v) < 6 or len(set(v)) < 5 or _is_placeholder(v) or _templated(v) or not _has_alnum(v):
         return False
     low = v.lower()
-    if any(w in low for w in _FAKE) or v.startswith("-----BEGIN"):  # a PEM block is the private-key rule's (block)
+    if any(w in low for w in _FAKE) or v.startswith("-----BEGIN"):  # a PEM block is the private-key rule's (the whole block)
         return False
     return len({_kind(c) for c in v}) >= 2 or (quoted and len(v) >= 8)
 

@@ -55,7 +55,8 @@ def cases() -> list[dict]:
     # overlap: an OpenAI project key with the marker matches two rules; the earlier rule in the file wins
     add("overlap-openai", "k=sk-proj-" + g.rs(r, g.ALNUM, 40) + "T3BlbkFJ" + g.rs(r, g.ALNUM, 40),
         ["openai-api-key"])
-    add("block-wins", f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU and {ant}", ["private-key", "anthropic-api-key"])
+    # issue 25: a PEM key is redacted (no longer blocked), so both findings are replaced in place
+    add("pem-and-token", f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU and {ant}", ["private-key", "anthropic-api-key"])
     # negatives: context boundaries, placeholders, look-alikes, bad checksums
     add("inn-inside-word", f"длинное число {g.inn10(r)}", [])
     add("inn-with-context", f"ИНН/КПП {g.inn10(r)}/770701001", ["ru-inn-10"])
@@ -159,6 +160,16 @@ def cases() -> list[dict]:
     add("hold-none-tails", "Plans: bugs, sizes, pkg, box, user, tag, x86_64", [], preview=True, held="")
     add("hold-pem-line-start", "key:\n-", [], preview=True, held="-")
     add("hold-html-complete", f"<i>key</i> <code>{gh}</code> ok", ["github-token"], html=True, preview=True)
+    # issue 25, whole private keys (many more in keys.json): PuTTY .ppk and age identities
+    ppk = ["PuTTY-User-Key-File-3: ssh-ed25519", "Encryption: none", "Comment: eddsa-key-20261201", "Public-Lines: 2",
+           "AAAAC3NzaC1lZDI1NTE5AAAAI" + g.rs(r, g.ALNUM, 39), g.rs(r, g.ALNUM, 4), "Private-Lines: 1",
+           "AAAAI" + g.rs(r, g.ALNUM, 43), "Private-MAC: " + g.rs(r, "0123456789abcdef", 64)]
+    add("putty-ppk", "my key.ppk:\n" + "\n".join(ppk) + "\nthanks", ["putty-private-key"])
+    age = "AGE-SECRET-KEY-1" + g.rs(r, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)
+    add("age-identity", f"# public key: age1{g.rs(r, 'qpzry9x8gf2tvdw0s3jn54khce6mua7l', 58)}\n{age}", ["age-secret-key"])
+    add("hold-age", f"key: {age[:30]}", [], preview=True, held=age[:30])
+    add("pem-escaped-preview", "k=-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSj\\nAgEA",
+        ["private-key"], preview=True)
     return c
 
 

@@ -353,9 +353,12 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
             break;
           }
         }
-        let i = t.lastIndexOf(p);
-        while (i >= 0 && r.bodyRx.test(t.slice(i + p.length))) {
+        // the tail after each occurrence is body characters up to `end`, already checked beyond it (so a text of
+        // back-to-back `-----BEGIN…` headers costs one pass, not one per occurrence)
+        let i = t.lastIndexOf(p), end = n;
+        while (i >= 0 && r.bodyRx.test(t.slice(i + p.length, end))) {
           if (b === null || i === 0 || !b.test(cpBefore(t, i))) cut = Math.min(cut, i);
+          end = i + p.length;
           i = i > 0 ? t.lastIndexOf(p, i - 1) : -1;
         }
       }

@@ -7,7 +7,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { botWithTap, createTap, fakeTelegram, fakeTimers, plantedKey, rand, readAll, realDeps, tempRoot } from "./tap-helpers.mjs";
+import {
+  blockingScanner, botWithTap, createTap, fakeTelegram, fakeTimers, plantedKey, rand, readAll, realDeps, tempRoot,
+} from "./tap-helpers.mjs";
 import { withFileLock } from "../writer.mjs";
 
 const CHAT = 626262;
@@ -74,7 +76,7 @@ test("one alert per secret and chat for 10 minutes: reused at 599,999 ms, a new 
 });
 
 test("an alert's action follows the call (block / redact) and its field names the nested member", async () => {
-  const s = await setup();
+  const s = await setup({ over: { scanner: blockingScanner() } });
   try {
     const pem = `-----BEGIN RSA PRIVATE KEY-----\n${rand(64)}\n-----END RSA PRIVATE KEY-----`;
     await s.bot.api.sendMessage(CHAT, `the key:\n${pem}`);

@@ -66,6 +66,14 @@ export async function realDeps(root, { scanner } = {}) {
     scanner: scanner ?? createScanner({ rules, key: loadKey(root), allowlistPath: join(root, "dlp", "allowlist.json") }) };
 }
 
+/** No shipped rule blocks since issue 25 (private-key redacts the whole block); an operator's rule file may, so the
+ *  block path is exercised with a scanner whose private-key rule blocks. */
+export function blockingScanner() {
+  const rules = loadRules();
+  return createScanner({ key: Buffer.alloc(32, 7),
+    rules: { ...rules, rules: rules.rules.map((r) => (r.id === "private-key" ? { ...r, action: "block" } : r)) } });
+}
+
 /** A grammY Bot against the fake, with a pass-through "throttler" installed first (as OpenClaw does) that records
  * the payload it receives: proof that our transformer, installed last, runs first. */
 export function botWithTap(tg, tap, { site = "ingress", accountId = "default" } = {}) {

@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
-  allBytes, botWithTap, createTap, fakeTelegram, leaksPiece, plantedKey, rand, readAll, realDeps, tempRoot,
+  allBytes, blockingScanner, botWithTap, createTap, fakeTelegram, leaksPiece, plantedKey, rand, readAll, realDeps,
+  tempRoot,
 } from "./tap-helpers.mjs";
 
 const CHAT = 424242;
@@ -97,7 +98,7 @@ test("every content-bearing method is filtered, nested fields included", async (
 });
 
 test("block rule: the text is replaced by a short withheld notice, the call still succeeds", async () => {
-  const s = await setup();
+  const s = await setup({ scanner: blockingScanner() });
   try {
     const pem = `-----BEGIN RSA PRIVATE KEY-----\n${rand(64)}\n-----END RSA PRIVATE KEY-----`;
     const res = await s.bot.api.sendMessage(CHAT, `the key:\n${pem}`);
@@ -325,5 +326,34 @@ test("one alert per leak: a secret growing across preview edits of one message i
     assert.deepEqual(evs.slice(0, 4).map((e) => e.dlp.alerts), [[al[0].id], [al[0].id], [al[0].id], [al[0].id]]);
     assert.ok(other.message_id !== first.message_id);
     assert.equal(leaksPiece(allBytes(s.root), tok), null);
+  } finally { await s.done(); }
+});
+
+test("a PEM key with escaped newlines streamed over preview edits: redacted from its header on, one alert", async () => {
+  const s = await setup();
+  try {
+    const body = Array.from({ length: 6 }, () => rand(64)).concat([`${rand(20)}==`]);
+    const pem = ["-----BEGIN PRIVATE KEY-----", ...body, "-----END PRIVATE KEY-----"].join("\\n");
+    const full = `Here is the service account: {"private_key": "${pem}\\n", "client_email": "a@b.c"} - done.`;
+    const first = await s.bot.api.sendMessage(CHAT, full.slice(0, 20));
+    const hdr = full.indexOf("-----BEGIN") + "-----BEGIN PRIVATE KEY-----".length;
+    for (let n = 27; n < full.length; n += 29) {
+      await s.bot.api.editMessageText(CHAT, first.message_id, full.slice(0, n)).catch(() => {});
+    }
+    await s.bot.api.editMessageText(CHAT, first.message_id, full);
+    const shown = s.tg.requests.map((r) => r.body.text ?? "");
+    for (const t of shown) {
+      for (const line of body) assert.equal(leaksPiece(t, line), null, "a piece of the key body was shown");
+    }
+    // once the header was in a preview, no later preview showed it
+    const after = s.tg.requests.filter((r, i) => i > 0 && (r.body.text ?? "").length > 0)
+      .filter((r, i) => full.slice(0, 20 + 29 * i).length >= hdr);
+    for (const r of after) assert.ok(!r.body.text.includes("BEGIN PRIVATE KEY"), r.body.text);
+    assert.equal(shown.at(-1), 'Here is the service account: {"private_key": "[REDACTED:private-key]\\n", "client_email": "a@b.c"} - done.');
+    await s.tap.flush();
+    const al = alerts(s.root);
+    assert.equal(al.length, 1, "one alert for the key, updated as it grew");
+    assert.deepEqual([al[0].rule, al[0].action, al[0].severity], ["private-key", "redact", "critical"]);
+    for (const line of body) assert.equal(leaksPiece(allBytes(s.root), line), null, "the key body is under the root");
   } finally { await s.done(); }
 });
