@@ -50,7 +50,8 @@ def rules(root: Path, check: bool, path: str | None, as_json: bool) -> None:
     for r in load_rules(path).rules:
         if as_json:
             emit_json({"type": "rule", "id": r.id, "severity": r.severity, "action": r.action,
-                       "keywords": r.keywords, "validator": r.validator, "description": r.description})
+                       "keywords": r.keywords, "validator": r.validator, "description": r.description,
+                       "near": r.near})
         else:
             click.echo(f"{r.id:<26} {r.severity:<8} {r.action:<6} {r.description}")
 
