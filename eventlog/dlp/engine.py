@@ -158,6 +158,10 @@ class Scanner:
         # rule index -> the compiled search regex (an equivalent, faster spelling of the pattern where one exists)
         self._rx = [r.rx if fast_pattern(r.pattern) == r.pattern else re.compile(fast_pattern(r.pattern), r.rx.flags)
                     for r in rules.rules]
+        # the near-format patterns, spelled like the main ones (fast_pattern: same matches)
+        self._near_rx: list[re.Pattern[str] | None] = [None if r.near_rx is None else
+                         r.near_rx if fast_pattern(r.near["pattern"]) == r.near["pattern"] else
+                         re.compile(fast_pattern(r.near["pattern"]), r.near_rx.flags) for r in rules.rules]
         self._hb = [(r, [(p, _hold_boundary(r, p)) for p in r.holdback["prefixes"]]) for r in rules.rules if r.holdback]
 
     # -- candidates ------------------------------------------------------------------------------------------------
@@ -212,7 +216,7 @@ class Scanner:
         return s, e
 
     def _near(self, r: Rule, t: str) -> list[tuple[int, int, int, int]]:
-        rx = r.near_rx
+        rx = self._near_rx[r.index]
         out = []
         pos = 0
         while True:
@@ -267,7 +271,7 @@ class Scanner:
                 else:
                     out.append((ri, span[0], span[1], 0))
                     pos = m.end() if m.end() > m.start() else m.start() + 1
-            if r.near_rx is not None:
+            if self._near_rx[ri] is not None:
                 out += self._near(r, t)
         return out
 
