@@ -71,6 +71,14 @@ def test_near_linter(near: object, problem: str) -> None:
     assert any(problem in p for p in probs), probs
 
 
+def test_near_needs_a_case_sensitive_rule() -> None:
+    doc, _ = read_doc()
+    doc = copy.deepcopy(doc)
+    doc["rules"][2]["flags"] = "i"
+    doc["rules"][2]["near"] = {"pattern": "sk-ant-[a-z]{20,}", "reason": "x"}
+    assert any("case-sensitive" in p for p in lint_doc(doc))
+
+
 def test_packaged_near_patterns_lint_clean() -> None:
     doc, _ = read_doc()
     assert lint_doc(doc) == []

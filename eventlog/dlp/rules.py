@@ -359,9 +359,12 @@ def _lint_near(nr: Any, flags: str) -> list[str]:
     if not isinstance(nr, dict) or set(nr) - NEAR_FIELDS or "pattern" not in nr or "reason" not in nr:
         return ["near must be {pattern, group?, entropy?, reason}"]
     out: list[str] = []
+    if flags:
+        # a vendor prefix is case-sensitive; and the engines' case folding (FOLD) is not applied to near matches
+        out.append("near needs a case-sensitive rule (flags ''): vendor prefixes have one spelling")
     pat = nr["pattern"]
     if not isinstance(pat, str) or not pat:
-        return ["near.pattern must be a non-empty string"]
+        return out + ["near.pattern must be a non-empty string"]
     out += [f"near.pattern: {p}" for p in lint_pattern(pat, flags)]
     rx = None
     with warnings.catch_warnings(record=True) as caught:
