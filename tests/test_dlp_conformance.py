@@ -55,20 +55,30 @@ def test_engines_agree_on_a_small_corpus() -> None:
 
 
 def test_corpus_labels_are_found() -> None:
-    """The Python engine finds the planted secrets of a fresh corpus (recall) without flagging hard negatives."""
+    """The Python engine finds the planted secrets of a fresh corpus (recall) without flagging hard negatives. The tiers
+    are scored apart: confirmed findings off a label stay under 2 %; near-format ones off a label are the corpus's
+    `cut-off ghp_…` negative (24 characters of a real-format token: key material at the pre-send point, issue 25),
+    counted here so a new source of them shows."""
     sc = Scanner(load_rules(), bytes.fromhex(KEY))
     msgs = dlp_corpus.corpus(3000, seed=11)
-    missed = wrong = total = 0
+    missed = total = 0
+    wrong = {"confirmed": 0, "near_format": 0}
+    near_rules = set()
     for m in msgs:
         found = sc.scan(m["text"], html=m["html"]).findings
         for lab in m["labels"]:
             total += 1
             if not any(f.rule == lab["rule"] and f.start < lab["end"] and lab["start"] < f.end for f in found):
                 missed += 1
-        wrong += sum(1 for f in found if not any(f.rule == lab["rule"] and f.start < lab["end"] and lab["start"] < f.end
-                                                 for lab in m["labels"]))
+        for f in found:
+            if not any(f.rule == lab["rule"] and f.start < lab["end"] and lab["start"] < f.end for lab in m["labels"]):
+                wrong[f.tier] += 1
+                if f.tier == "near_format":
+                    near_rules.add(f.rule)
+                    assert m["kind"] == "negative" and "cut-off gh" in m["text"], m["text"]
     assert total > 1000
-    assert missed / total < 0.02 and wrong / total < 0.02, (missed, wrong, total)
+    assert missed / total < 0.02 and wrong["confirmed"] / total < 0.02, (missed, wrong, total)
+    assert near_rules <= {"github-token"} and wrong["near_format"] / total < 0.05, (wrong, near_rules)
 
 
 def test_scan_batch_equals_per_text_scan() -> None:

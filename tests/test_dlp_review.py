@@ -200,7 +200,8 @@ def test_scan_texts_and_jsonl(root: Path, tmp_path: Path) -> None:
     r = run("dlp", "scan", "--jsonl", str(src), "--root", str(root))
     assert r.exit_code == 0
     assert [json.loads(x) for x in r.output.splitlines()] == [
-        {"id": "a", "rule": "anthropic-api-key", "start": 2, "end": 110, "severity": "critical", "action": "redact"}]
+        {"id": "a", "rule": "anthropic-api-key", "start": 2, "end": 110, "severity": "critical", "action": "redact",
+         "tier": "confirmed"}]
     r = run("dlp", "scan", "--jsonl", "-", "--root", str(root), input=json.dumps({"id": 9, "text": "x"}) + "\n")
     assert r.exit_code == 1 and r.output == ""
     f = tmp_path / "t.html"

@@ -50,9 +50,15 @@ def rules(root: Path, check: bool, path: str | None, as_json: bool) -> None:
     for r in load_rules(path).rules:
         if as_json:
             emit_json({"type": "rule", "id": r.id, "severity": r.severity, "action": r.action,
-                       "keywords": r.keywords, "validator": r.validator, "description": r.description})
+                       "keywords": r.keywords, "validator": r.validator, "description": r.description,
+                       "near": r.near})
         else:
             click.echo(f"{r.id:<26} {r.severity:<8} {r.action:<6} {r.description}")
+
+
+def _near(f: Any) -> str:
+    """The tier in a text line: named only for near-format findings (docs/dlp.md, "Two tiers")."""
+    return " near_format" if f.tier == "near_format" else ""
 
 
 # -- scan ----------------------------------------------------------------------------------------------------------
@@ -93,13 +99,13 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
             ev, f = hit.event, hit.finding
             row = finding_row(ev.get("id"), f) | {"chat_id": ev.get("chat_id"), "ts": ev.get("ts"),
                                                   "direction": ev.get("direction"), "alert": hit.alert_id,
-                                                  "new_alert": hit.new, "masked": f.masked}
+                                                  "new_alert": hit.new, "masked": f.masked, "tier": f.tier}
             if as_json:
                 emit_json(row)
             else:
                 mark = "new" if hit.new else "known"
                 click.echo(f"{hit.alert_id or '-':<26} {mark:<5} {ev.get('ts')} chat {ev.get('chat_id')} "
-                           f"{f.start}-{f.end} {f.rule} {f.severity} {f.masked} (event {ev.get('id')})")
+                           f"{f.start}-{f.end} {f.rule} {f.severity} {f.masked}{_near(f)} (event {ev.get('id')})")
         for p in problems:
             click.echo(f"eventlog: warning: {p}", err=True)
         _exit(found)
@@ -123,7 +129,7 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
             if as_json:
                 emit_json(finding_row(item_id, f) | {"masked": f.masked, "fingerprint": f.fingerprint})
             else:
-                click.echo(f"{item_id}:{f.start}-{f.end} {f.rule} {f.severity} {f.action} {f.masked}")
+                click.echo(f"{item_id}:{f.start}-{f.end} {f.rule} {f.severity} {f.action} {f.masked}{_near(f)}")
     _exit(found)
 
 
@@ -132,7 +138,8 @@ def _alert_line(d: dict[str, Any]) -> str:
     verdict = f" [{d['verdict']}]" if d["verdict"] else ""
     if d.get("updates"):
         verdict += f" (grew {d['updates']}x)"
-    return (f"{d['id']}  {d['ts']}  {d['state']:<8} {d['rule']:<24} {d['direction'] or '?':<3} "
+    tier = d.get("tier") or "confirmed"
+    return (f"{d['id']}  {d['ts']}  {d['state']:<8} {d['rule']:<24} {tier:<11} {d['direction'] or '?':<3} "
             f"chat {d['chat_id']}  {d['action']:<6} {d['masked']}{verdict}")
 
 
@@ -164,11 +171,13 @@ def _since(value: str | None) -> str | None:
 @click.option("--severity", type=click.Choice(["critical", "high", "medium", "low"]), default=None)
 @click.option("--chat", default=None)
 @click.option("--since", "since_", default=None, help="Only alerts whose event is at or after this ISO date/time.")
+@click.option("--tier", type=click.Choice(["confirmed", "near_format"]), default=None,
+              help="Only exact-format (confirmed) or near-format findings (alerts older than the tiers: confirmed).")
 @click.option("--json", "as_json", is_flag=True)
 @root_option
 @handle_errors
 def alerts(root: Path, state: str | None, resolution: str | None, rule: str | None, direction: str | None,
-           severity: str | None, chat: str | None, since_: str | None, as_json: bool) -> None:
+           severity: str | None, chat: str | None, since_: str | None, tier: str | None, as_json: bool) -> None:
     """List alerts with their state and resolution (a projection of the alert and review streams). Exit 1 if none
     match.
 
@@ -180,7 +189,7 @@ def alerts(root: Path, state: str | None, resolution: str | None, rule: str | No
     ensure_root(root)
     problems: list[str] = []
     rows = [s.to_dict() for s in select(project(root, problems), state, rule, chat, resolution, direction, severity,
-                                        _since(since_))]
+                                        _since(since_), tier)]
     for d in rows:
         emit_json(d) if as_json else click.echo(_alert_line(d))
     for p in problems:
@@ -211,7 +220,7 @@ def show(root: Path, alert_id: str, context: int, as_json: bool) -> None:
         return
     d = st.to_dict()
     click.echo(_alert_line(d))
-    for k in ("severity", "fingerprint", "log_event", "method", "source"):
+    for k in ("severity", "tier", "fingerprint", "log_event", "method", "source"):
         if d.get(k):
             click.echo(f"  {k:<12} {d[k]}")
     for r in st.reviews:

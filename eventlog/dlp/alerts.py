@@ -56,6 +56,7 @@ def make_alert(finding: Finding, *, channel: str, chat_id: str, direction: str, 
         "direction": direction, "rule": finding.rule, "severity": finding.severity, "action": action,
         "fingerprint": finding.fingerprint, "masked": finding.masked, "start": finding.start, "end": finding.end,
         "field": field, "log_event": log_event, "source": source, "rules_version": rules_version,
+        "tier": getattr(finding, "tier", "confirmed"),
     }
     ev.update({k: v for k, v in extra.items() if v is not None})
     return ev
@@ -105,6 +106,8 @@ class AlertState:
             "state": self.state, "resolution": self.resolution, "verdict": self.verdict,
             "updates": a.get("updates", 0),
             "rule": a.get("rule"), "severity": a.get("severity"), "action": a.get("action"),
+            # alerts written before the two tiers (issue 25) came from exact-format rules only
+            "tier": a.get("tier") or "confirmed",
             "direction": a.get("direction"), "channel": a.get("channel"), "chat_id": a.get("chat_id"),
             "masked": a.get("masked"), "fingerprint": a.get("fingerprint"), "log_event": a.get("log_event"),
             "method": a.get("method"), "source": a.get("source"), "note": last.get("note"),
@@ -135,7 +138,7 @@ def project(root: Path, problems: list[str] | None = None) -> list[AlertState]:
 
 def select(states: Iterable[AlertState], state: str | None = None, rule: str | None = None,
            chat: str | None = None, resolution: str | None = None, direction: str | None = None,
-           severity: str | None = None, since: str | None = None) -> list[AlertState]:
+           severity: str | None = None, since: str | None = None, tier: str | None = None) -> list[AlertState]:
     """Alerts matching every given filter. `resolution` takes a resolution or `none` (unresolved), either spelling;
     `since` is an ISO date or timestamp compared with the event's time (`ts`)."""
     want = None
@@ -148,7 +151,8 @@ def select(states: Iterable[AlertState], state: str | None = None, rule: str | N
             and (want is None or (s.resolution or "none") == want or (want == "true_positive" and s.verdict == want))
             and (direction is None or s.alert.get("direction") == direction)
             and (severity is None or s.alert.get("severity") == severity)
-            and (since is None or str(s.alert.get("ts") or "") >= since)]
+            and (since is None or str(s.alert.get("ts") or "") >= since)
+            and (tier is None or (s.alert.get("tier") or "confirmed") == tier)]
 
 
 def find(states: list[AlertState], alert_id: str) -> AlertState:

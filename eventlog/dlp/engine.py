@@ -38,6 +38,9 @@ class Finding:
     action: str
     fingerprint: str
     masked: str
+    # "confirmed": the rule's exact pattern with its checks; "near_format": its `near` pattern matched where the exact
+    # one did not (docs/dlp.md, "Two tiers")
+    tier: str = "confirmed"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -126,6 +129,17 @@ def _hold_boundary(r: Rule, p: str) -> re.Pattern[str] | None:
     return None
 
 
+NEAR = "near_format"
+
+
+def near_severity(severity: str) -> str:
+    """A near-format finding's severity: one step below its rule's, never below medium (a rule below medium keeps its
+    own)."""
+    order = ("critical", "high", "medium", "low")
+    i = order.index(severity) if severity in order else 0
+    return severity if i >= 2 else order[i + 1]
+
+
 def _get(f: Any, k: str) -> Any:
     return f[k] if isinstance(f, dict) else getattr(f, k)
 
@@ -144,6 +158,10 @@ class Scanner:
         # rule index -> the compiled search regex (an equivalent, faster spelling of the pattern where one exists)
         self._rx = [r.rx if fast_pattern(r.pattern) == r.pattern else re.compile(fast_pattern(r.pattern), r.rx.flags)
                     for r in rules.rules]
+        # the near-format patterns, spelled like the main ones (fast_pattern: same matches)
+        self._near_rx: list[re.Pattern[str] | None] = [None if r.near_rx is None else
+                         r.near_rx if fast_pattern(r.near["pattern"]) == r.near["pattern"] else
+                         re.compile(fast_pattern(r.near["pattern"]), r.near_rx.flags) for r in rules.rules]
         self._hb = [(r, [(p, _hold_boundary(r, p)) for p in r.holdback["prefixes"]]) for r in rules.rules if r.holdback]
 
     # -- candidates ------------------------------------------------------------------------------------------------
@@ -174,8 +192,48 @@ class Scanner:
                 return None
         return s, e
 
-    def candidates(self, t: str) -> list[tuple[int, int, int]]:
-        """(rule index, start, end) for every accepted match in t, before overlap resolution."""
+    def _accept_near(self, r: Rule, t: str, m: Any) -> tuple[int, int] | None:
+        """A near-format candidate: the rule's left boundary, its stopwords and example values, the near entropy floor,
+        and one of the rule's keywords inside the match (the prefilter selected the rule on it)."""
+        ms = m.start()
+        if r.left_rx is not None and ms > 0 and r.left_rx.match(t, ms - 1):
+            return None
+        near = r.near or {}
+        s, e = m.span(near.get("group") or 0)
+        if s < 0:
+            return None
+        secret = t[s:e]
+        if secret in self._examples:
+            return None
+        low = m.group(0).lower()
+        if r.stopwords and any(w in secret.lower() for w in r.stopwords):
+            return None
+        if not any(k in low for k in r.keywords):
+            return None
+        ent = near.get("entropy")
+        if ent is not None and entropy(secret) < ent:
+            return None
+        return s, e
+
+    def _near(self, r: Rule, t: str) -> list[tuple[int, int, int, int]]:
+        rx = self._near_rx[r.index]
+        out = []
+        pos = 0
+        while True:
+            m = rx.search(t, pos)
+            if m is None:
+                break
+            span = self._accept_near(r, t, m)
+            if span is None:
+                pos = m.start() + 1
+            else:
+                out.append((r.index, span[0], span[1], 1))
+                pos = m.end() if m.end() > m.start() else m.start() + 1
+        return out
+
+    def candidates(self, t: str) -> list[tuple[int, int, int, int]]:
+        """(rule index, start, end, tier) for every accepted match in t, before overlap resolution; tier 0 is
+        confirmed, 1 near-format (the rule's `near` pattern)."""
         lower = t.lower()
         # a FOLD character shows in the lower-cased text as a longer text (İ), ı or ſ (K is already k)
         if len(lower) != len(t) or "\u0131" in lower or "\u017f" in lower:
@@ -211,8 +269,10 @@ class Scanner:
                 if span is None:
                     pos = m.start() + 1
                 else:
-                    out.append((ri, span[0], span[1]))
+                    out.append((ri, span[0], span[1], 0))
                     pos = m.end() if m.end() > m.start() else m.start() + 1
+            if self._near_rx[ri] is not None:
+                out += self._near(r, t)
         return out
 
     def scan_batch(self, texts: Sequence[str], html: Sequence[bool] | None = None,
@@ -244,7 +304,7 @@ class Scanner:
                 starts.append(pos)
                 parts.append(seg)
                 pos += len(seg) + len(BATCH_SEP)
-        hit = {owners[bisect_right(starts, s) - 1] for _, s, _ in self.candidates(BATCH_SEP.join(parts))}
+        hit = {owners[bisect_right(starts, s) - 1] for _, s, _, _ in self.candidates(BATCH_SEP.join(parts))}
         return [self.scan(t, html=bool(html and html[i])).findings if i in hit else [] for i, t in enumerate(texts)]
 
     # -- hold-back -------------------------------------------------------------------------------------------------
@@ -273,16 +333,17 @@ class Scanner:
 
     # -- public API ------------------------------------------------------------------------------------------------
     def scan(self, text: str, html: bool = False, preview: bool = False) -> ScanResult:
-        raw: list[tuple[int, int, int, str]] = []  # (start, end, rule index, secret) in payload offsets
+        # (start, end, rule index, secret, tier) in payload offsets
+        raw: list[tuple[int, int, int, str, int]] = []
         if html:
             parsed = htmltext.parse(text)
             for seg in [parsed.visible, *parsed.attrs]:
                 st = seg.text
-                for ri, s, e in self.candidates(st):
-                    raw.append((seg.start(s), seg.end(e - 1), ri, st[s:e]))
+                for ri, s, e, tier in self.candidates(st):
+                    raw.append((seg.start(s), seg.end(e - 1), ri, st[s:e], tier))
         else:
-            for ri, s, e in self.candidates(text):
-                raw.append((s, e, ri, text[s:e]))
+            for ri, s, e, tier in self.candidates(text):
+                raw.append((s, e, ri, text[s:e], tier))
         findings = self._resolve(raw)
         hb = 0
         if preview:
@@ -297,29 +358,40 @@ class Scanner:
                 hb = self.hold(text)
         return ScanResult(findings, hb)
 
-    def _resolve(self, raw: list[tuple[int, int, int, str]]) -> list[Finding]:
+    def _resolve(self, raw: list[tuple[int, int, int, str, int]]) -> list[Finding]:
+        """Confirmed candidates first, resolved among themselves (sorted by start, longer first, rule order; one
+        overlapping an earlier kept one is dropped); then near-format candidates the same way, each also dropped where
+        it overlaps a kept confirmed finding: confirmed wins at the same place."""
         rules = self.rules.rules
         allow = self.allowlist
-        items = []
+        items: list[list[tuple[int, int, int, str, str]]] = [[], []]
         # with an empty allowlist nothing is dropped before the overlap resolution: fingerprint only what is kept
         lazy = len(raw) > 1 and (allow is None or not (allow.refresh() or allow.fingerprints))
-        for s, e, ri, secret in raw:
+        for s, e, ri, secret, tier in raw:
             if lazy:
-                items.append((s, -e, ri, "", secret))
+                items[tier].append((s, -e, ri, "", secret))
                 continue
             fp = fingerprint(self.key, secret)
             if allow is not None and fp in allow:
                 continue
-            items.append((s, -e, ri, fp, secret))
-        items.sort(key=lambda x: (x[0], x[1], x[2]))
+            items[tier].append((s, -e, ri, fp, secret))
         out: list[Finding] = []
-        last_end = -1
-        for s, ne, ri, fp, secret in items:
-            if s < last_end:
-                continue
-            r = rules[ri]
-            out.append(Finding(r.id, s, -ne, r.severity, r.action, fp or fingerprint(self.key, secret), mask(secret)))
-            last_end = -ne
+        for tier, group in enumerate(items):
+            group.sort(key=lambda x: (x[0], x[1], x[2]))
+            kept = [(f.start, f.end) for f in out]
+            last_end = -1
+            for s, ne, ri, fp, secret in group:
+                if s < last_end or (tier and any(s < ke and ks < -ne for ks, ke in kept)):
+                    continue
+                r = rules[ri]
+                fp = fp or fingerprint(self.key, secret)
+                if tier:
+                    out.append(Finding(r.id, s, -ne, near_severity(r.severity), "redact", fp, mask(secret), NEAR))
+                else:
+                    out.append(Finding(r.id, s, -ne, r.severity, r.action, fp, mask(secret)))
+                last_end = -ne
+        if items[1]:
+            out.sort(key=lambda f: f.start)
         return out
 
     def redact(self, text: str, findings: Sequence[Any], html: bool = False) -> tuple[str, str]:

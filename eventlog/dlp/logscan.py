@@ -31,7 +31,8 @@ class LogHit:
 
 
 def finding_row(item_id: Any, f: Finding) -> dict[str, Any]:
-    return {"id": item_id, "rule": f.rule, "start": f.start, "end": f.end, "severity": f.severity, "action": f.action}
+    return {"id": item_id, "rule": f.rule, "start": f.start, "end": f.end, "severity": f.severity, "action": f.action,
+            "tier": f.tier}
 
 
 def iter_jsonl(fp: IO[bytes], name: str) -> Iterator[tuple[Any, str, bool]]:

@@ -21,7 +21,9 @@ from .validators import VALIDATORS
 SEVERITIES = ("critical", "high", "medium", "low")
 ACTIONS = ("redact", "block")
 FIELDS = {"id", "description", "pattern", "flags", "group", "keywords", "validator", "entropy", "context", "left",
-          "stopwords", "severity", "action", "holdback", "anchor"}
+          "stopwords", "severity", "action", "holdback", "anchor", "near"}
+NEAR_FIELDS = {"pattern", "group", "entropy", "reason"}
+TIERS = ("confirmed", "near_format")
 REQUIRED = {"id", "description", "pattern", "keywords", "severity", "action"}
 ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # Keywords and context words are matched against lower-cased text: lower-case ASCII, Cyrillic and a little punctuation,
@@ -54,7 +56,10 @@ class Rule:
     # only there instead of scanning every position (same findings, a fraction of the cost for rules that must begin
     # with a common letter)
     anchor: str | None
+    # the near-format tier (docs/dlp.md, "Two tiers"): {pattern, group?, entropy?, reason} or None
+    near: dict[str, Any] | None = None
     rx: re.Pattern[str] = field(repr=False, default=None)  # type: ignore[assignment]
+    near_rx: re.Pattern[str] | None = field(repr=False, default=None)
     left_rx: re.Pattern[str] | None = field(repr=False, default=None)
     body_rx: re.Pattern[str] | None = field(repr=False, default=None)
     ctx_words: list[tuple[str, bool]] = field(default_factory=list)  # (word, is_stem)
@@ -107,9 +112,11 @@ def _compile(i: int, r: dict[str, Any]) -> Rule:
         group=r.get("group") or 0, keywords=list(r["keywords"]), validator=r.get("validator"),
         entropy=r.get("entropy"), context=r.get("context"), left=r.get("left", "A-Za-z0-9_"),
         stopwords=list(r.get("stopwords") or []), severity=r["severity"], action=r["action"],
-        holdback=r.get("holdback"), anchor=r.get("anchor"),
+        holdback=r.get("holdback"), anchor=r.get("anchor"), near=r.get("near"),
     )
     rule.rx = re.compile(rule.pattern, re.IGNORECASE if "i" in rule.flags else 0)
+    if rule.near:
+        rule.near_rx = re.compile(rule.near["pattern"], re.IGNORECASE if "i" in rule.flags else 0)
     rule.left_rx = re.compile(f"[{rule.left}]") if rule.left else None
     if rule.holdback:
         rule.body_rx = re.compile(f"[{rule.holdback['chars']}]*")
@@ -328,6 +335,9 @@ def lint_rule(r: Any) -> list[str]:
         out.append(f"action must be one of {', '.join(ACTIONS)}")
     if r.get("anchor") not in (None, "keywords"):
         out.append("anchor must be null or 'keywords' (every match starts at a keyword)")
+    nr = r.get("near")
+    if nr is not None:
+        out += _lint_near(nr, flags)
     hb = r.get("holdback")
     if hb is not None:
         if not isinstance(hb, dict) or not {"prefixes", "chars"} <= set(hb) <= {"prefixes", "chars", "left"}:
@@ -339,6 +349,43 @@ def lint_rule(r: Any) -> list[str]:
             out += _lint_class(hb["chars"], "holdback.chars")
             if "left" in hb:
                 out += _lint_class(hb["left"], "holdback.left")
+    return out
+
+
+def _lint_near(nr: Any, flags: str) -> list[str]:
+    """The near-format pattern of a rule: the same portability rules as the main pattern, a reason from the vendor's
+    format, an optional entropy floor and secret group. (That a near match contains one of the rule's keywords, so the
+    prefilter selects the rule wherever it can match, is checked by both engines at match time.)"""
+    if not isinstance(nr, dict) or set(nr) - NEAR_FIELDS or "pattern" not in nr or "reason" not in nr:
+        return ["near must be {pattern, group?, entropy?, reason}"]
+    out: list[str] = []
+    if flags:
+        # a vendor prefix is case-sensitive; and the engines' case folding (FOLD) is not applied to near matches
+        out.append("near needs a case-sensitive rule (flags ''): vendor prefixes have one spelling")
+    pat = nr["pattern"]
+    if not isinstance(pat, str) or not pat:
+        return out + ["near.pattern must be a non-empty string"]
+    out += [f"near.pattern: {p}" for p in lint_pattern(pat, flags)]
+    rx = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            rx = re.compile(pat, re.IGNORECASE if flags else 0)
+        except re.error as exc:
+            out.append(f"near.pattern does not compile in Python: {exc}")
+    out += [f"near.pattern: Python warns: {w.message}" for w in caught]
+    if rx is not None:
+        if rx.search("") is not None:
+            out.append("near.pattern matches the empty string")
+        g = nr.get("group") or 0
+        if not isinstance(g, int) or g < 0 or g > rx.groups:
+            out.append(f"near.group {g!r} does not exist in the near pattern")
+    ent = nr.get("entropy")
+    if ent is not None and (isinstance(ent, bool) or not isinstance(ent, (int, float)) or not 0 < ent < 8):
+        out.append("near.entropy must be a number of bits per character in (0, 8)")
+    why = nr.get("reason")
+    if not isinstance(why, str) or not why.strip():
+        out.append("near.reason must say, from the vendor's format, why the prefix is distinctive")
     return out
 
 

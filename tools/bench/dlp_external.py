@@ -6,6 +6,9 @@ detect-secrets' own test fixtures, with provenance) is material this project did
 a positive message counts as caught when the scanner reports anything in it (a chat filter redacts whatever it finds;
 which rule fired is secondary), a negative message with any report is a false positive. Both scanners see exactly the
 same messages in the same run; the JS engine is run too and must agree with the Python engine message for message.
+The two finding tiers (docs/dlp.md, "Two tiers") are scored apart: `confirmed` counts only exact-format findings,
+`confirmed+near` also the near-format ones, so a fixture's "wrong length" negative that now becomes a near_format
+hit shows as such (`--misses` lists them as NEAR).
 
     .venv/bin/python tools/bench/dlp_external.py [--rules PATH] [--no-js] [--json OUT] [--misses]
 """
@@ -33,18 +36,33 @@ def load(path: Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def ours(msgs: list[dict], rules_path: str | None) -> list[bool]:
+def _tiers(findings: list) -> str | None:
+    """The strongest tier among a message's findings: "confirmed", "near_format", or None (nothing found)."""
+    tiers = {f["tier"] if isinstance(f, dict) else f.tier for f in findings}
+    return "confirmed" if "confirmed" in tiers else ("near_format" if tiers else None)
+
+
+def ours_tiers(msgs: list[dict], rules_path: str | None) -> list[str | None]:
     sc = Scanner(load_rules(rules_path), KEY)
-    return [bool(sc.scan(m["text"]).findings) for m in msgs]
+    return [_tiers(sc.scan(m["text"]).findings) for m in msgs]
 
 
-def ours_js(msgs: list[dict], rules_path: str | None) -> list[bool]:
+def ours(msgs: list[dict], rules_path: str | None) -> list[bool]:
+    """Per message: anything found, either tier (what the pre-send filter redacts)."""
+    return [t is not None for t in ours_tiers(msgs, rules_path)]
+
+
+def ours_js_tiers(msgs: list[dict], rules_path: str | None) -> list[str | None]:
     from dlp_support import run_driver
 
     items = [{"id": i, "text": m["text"]} for i, m in enumerate(msgs)]
     extra = ["--rules", rules_path] if rules_path else []
-    out = {o["id"]: bool(o["findings"]) for o in run_driver(items, KEY.hex(), *extra)}
+    out = {o["id"]: _tiers(o["findings"]) for o in run_driver(items, KEY.hex(), *extra)}
     return [out[i] for i in range(len(msgs))]
+
+
+def ours_js(msgs: list[dict], rules_path: str | None) -> list[bool]:
+    return [t is not None for t in ours_js_tiers(msgs, rules_path)]
 
 
 def ds_scanner():
@@ -105,9 +123,14 @@ def main(argv: list[str]) -> int:
     a = ap.parse_args(argv)
     msgs = load(Path(a.corpus))
     t0 = time.perf_counter()
-    py = ours(msgs, a.rules)
+    py_t = ours_tiers(msgs, a.rules)
     t_py = time.perf_counter() - t0
-    res = {"messages": len(msgs), "positives": sum(m["label"] for m in msgs), "eventlog": score(msgs, py)}
+    py = [t is not None for t in py_t]
+    res = {"messages": len(msgs), "positives": sum(m["label"] for m in msgs), "eventlog": score(msgs, py),
+           "eventlog_confirmed": score(msgs, [t == "confirmed" for t in py_t])}
+    # messages whose only findings are near-format: on a negative these are the fixtures' "wrong length" cases
+    res["near_only"] = {"positives": sum(1 for m, t in zip(msgs, py_t) if t == "near_format" and m["label"]),
+                        "negatives": sum(1 for m, t in zip(msgs, py_t) if t == "near_format" and not m["label"])}
     if a.before:
         res["eventlog_before"] = score(msgs, ours(msgs, a.before))
     t0 = time.perf_counter()
@@ -116,13 +139,14 @@ def main(argv: list[str]) -> int:
     if ds is not None:
         res["detect_secrets"] = score(msgs, ds)
     if not a.no_js:
-        js = ours_js(msgs, a.rules)
-        res["js_disagreements"] = sum(x != y for x, y in zip(py, js))
+        js = ours_js_tiers(msgs, a.rules)
+        res["js_disagreements"] = sum(x != y for x, y in zip(py_t, js))
     print(f"== external DLP evaluation: {len(msgs)} messages ({res['positives']} positive) from public fixtures "
           f"(gitleaks, detect-secrets; provenance in {Path(a.corpus).name})")
-    print(f"{'family':<24} {'pos':>4} {'neg':>4}   {'recall':>7} {'FP':>4}   {'d-s recall':>10} {'d-s FP':>6}"
-          + (f"   {'before':>7} {'FP':>4}" if a.before else ""))
+    print(f"{'family':<24} {'pos':>4} {'neg':>4}   {'recall':>7} {'FP':>4}   {'+near':>7} {'FP':>4}   "
+          f"{'d-s recall':>10} {'d-s FP':>6}" + (f"   {'before':>7} {'FP':>4}" if a.before else ""))
     e = res["eventlog"]["families"]
+    c = res["eventlog_confirmed"]["families"]
     d = res.get("detect_secrets", {}).get("families", {})
     b = res.get("eventlog_before", {}).get("families", {})
 
@@ -130,25 +154,31 @@ def main(argv: list[str]) -> int:
         return f"{row['tp'] / row['pos']:.3f}" if row and row["pos"] else "-"
     for fam in sorted(e):
         r, dr, br = e[fam], d.get(fam), b.get(fam)
-        line = (f"{fam:<24} {r['pos']:>4} {r['neg']:>4}   {rc(r):>7} {r['fp']:>4}   {rc(dr):>10} "
-                f"{dr['fp'] if dr else '-':>6}")
+        cr = c[fam]
+        line = (f"{fam:<24} {cr['pos']:>4} {cr['neg']:>4}   {rc(cr):>7} {cr['fp']:>4}   {rc(r):>7} {r['fp']:>4}   "
+                f"{rc(dr):>10} {dr['fp'] if dr else '-':>6}")
         if a.before:
             line += f"   {rc(br):>7} {br['fp'] if br else '-':>4}"
         print(line)
-    for name in ("eventlog", "eventlog_before", "detect_secrets"):
+    labels = {"eventlog_confirmed": "confirmed", "eventlog": "confirmed+near", "eventlog_before": "before",
+              "detect_secrets": "detect-secrets"}
+    for name in ("eventlog_confirmed", "eventlog", "eventlog_before", "detect_secrets"):
         if name in res:
             s = res[name]
-            print(f"{name + ' overall':<24} precision {s['precision']:.3f}  recall {s['recall']:.3f}  F1 {s['f1']:.3f}  "
+            print(f"{labels[name] + ' overall':<24} precision {s['precision']:.3f}  recall {s['recall']:.3f}  F1 {s['f1']:.3f}  "
                   f"(TP {s['tp']}, FP {s['fp']}, FN {s['fn']})")
+    print(f"near_format only: {res['near_only']['positives']} positives caught only by the near tier, "
+          f"{res['near_only']['negatives']} fixture negatives now near_format hits")
     if ds is None:
         print("detect-secrets: not installed (pip install detect-secrets==1.5.0)")
     print(f"time: eventlog {t_py:.2f} s, detect-secrets {t_ds:.2f} s for the corpus")
     if "js_disagreements" in res:
         print(f"JS engine vs Python engine: {res['js_disagreements']} messages disagree")
     if a.misses:
-        for m, h in zip(msgs, py):
-            if h != bool(m["label"]):
-                kind = "MISS" if m["label"] else "FP  "
+        for m, h, t in zip(msgs, py, py_t):
+            if h != bool(m["label"]) or t == "near_format":
+                kind = "MISS" if not h else ("NEAR" if t == "near_format" and not m["label"] else
+                                             "near" if t == "near_format" else "FP  ")
                 print(f"{kind} {m['id']} {m['family']} {m['source']['path']}:{m['source']['line']}")
     if a.json_out:
         Path(a.json_out).write_text(json.dumps(res, indent=1))

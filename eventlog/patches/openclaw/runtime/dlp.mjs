@@ -5,10 +5,12 @@
 //   const scanner = createScanner({ rules /* parsed rules.json */, key /* Buffer, 32 bytes */,
 //                                   allowlistPath /* optional: <root>/dlp/allowlist.json */ });
 //   scanner.scan(text, { html: false, preview: false })
-//     → { findings: [{ rule, start, end, severity, action, fingerprint, masked }], holdBack }
+//     → { findings: [{ rule, start, end, severity, action, fingerprint, masked, tier }], holdBack }
+//       tier: "confirmed" (the rule's exact pattern) or "near_format" (its `near` pattern; docs/dlp.md, "Two tiers")
 //       offsets and holdBack in Unicode code points of `text` (html: of the payload, spans mapped from visible text)
 //   scanner.redact(text, findings, { html }) → { text, action: "pass" | "redact" | "block" }
 //   scanner.filter(text, { html, preview }) → { text, action, findings, held }   (scan + hold-back cut + redact)
+//   scanner.fingerprint(secret) → the finding fingerprint (HMAC-SHA256 hex) of a string (the tap's withheld tails)
 //   loadRules(path?) → parsed rules.json;  loadKey(root) → Buffer (creates <root>/dlp/key, 0600, on first use)
 //
 // ESM, no dependencies, no native code. The allowlist file is re-stat'ed at most once a second (allowlistCheckMs), so a
@@ -110,6 +112,14 @@ export function mask(secret) {
   for (let k = 0; k < keep; k++) j += secret.codePointAt(j) > 0xffff ? 2 : 1;
   return `${secret.slice(0, j)}…[${n}]`;
 }
+export const NEAR = "near_format";
+const SEVERITY_ORDER = ["critical", "high", "medium", "low"];
+/** A near-format finding's severity: one step below its rule's, never below medium (engine.py near_severity). */
+export function nearSeverity(severity) {
+  const i = Math.max(0, SEVERITY_ORDER.indexOf(severity));
+  return i >= 2 ? severity : SEVERITY_ORDER[i + 1];
+}
+
 const isLetter = (c) => (c >= "a" && c <= "z") || (c >= "а" && c <= "я") || c === "ё";
 
 function hasWord(part, words) {
@@ -136,6 +146,11 @@ function compileRule(r, index) {
     // d (match indices) only where a group is reported: it costs time on every match
     rx: new RegExp(pattern, "gu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : "")),
   };
+  if (r.near) {
+    const ng = r.near.group || 0;
+    rule.near = { group: ng, entropy: r.near.entropy ?? null,
+      rx: new RegExp(r.near.pattern, "gu" + (ng ? "d" : "") + (flags.includes("i") ? "i" : "")) };
+  }
   if (r.anchor === "keywords") rule.anchorRx = new RegExp(pattern, "yu" + (r.group ? "d" : "") + (flags.includes("i") ? "i" : ""));
   const left = r.left === undefined ? "A-Za-z0-9_" : r.left;
   rule.leftRx = left ? new RegExp(`^[${left}]$`, "u") : null;
@@ -278,7 +293,48 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     return [s, e];
   }
 
-  /** [ruleIndex, start, end] in UTF-16 units of t. */
+  // A near-format candidate (engine.py _accept_near): the rule's left boundary, stopwords and example values, the near
+  // entropy floor, and one of the rule's keywords inside the match (the prefilter selected the rule on it).
+  function acceptNear(r, t, m) {
+    const ms = m.index;
+    if (r.leftRx && ms > 0 && r.leftRx.test(cpBefore(t, ms))) return null;
+    const g = r.near.group;
+    let s = ms, e = ms + m[0].length;
+    if (g) {
+      if (m[g] === undefined) return null;
+      s = m.indices[g][0]; e = m.indices[g][1];
+    }
+    const secret = t.slice(s, e);
+    if (examples.has(secret)) return null;
+    if (r.stopwords.length) {
+      const low = secret.toLowerCase();
+      if (r.stopwords.some((w) => low.includes(w))) return null;
+    }
+    const whole = m[0].toLowerCase();
+    if (!r.keywords.some((k) => whole.includes(k))) return null;
+    if (r.near.entropy !== null && entropy(secret) < r.near.entropy) return null;
+    return [s, e];
+  }
+
+  function nearCandidates(r, t, out) {
+    const rx = r.near.rx;
+    let pos = 0;
+    for (;;) {
+      rx.lastIndex = pos;
+      const m = rx.exec(t);
+      if (m === null) break;
+      const span = acceptNear(r, t, m);
+      if (span === null) pos = m.index + stepAt(t, m.index);
+      else {
+        out.push([r.index, span[0], span[1], 1]);
+        const end = m.index + m[0].length;
+        pos = end > m.index ? end : m.index + stepAt(t, m.index);
+      }
+      if (pos > t.length) break;
+    }
+  }
+
+  /** [ruleIndex, start, end, tier] in UTF-16 units of t; tier 0 confirmed, 1 near-format. */
   function candidates(t) {
     const n = prep(t);
     const g = gen;
@@ -329,12 +385,13 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
         const span = accept(r, t, m);
         if (span === null) pos = m.index + stepAt(t, m.index);
         else {
-          out.push([ri, span[0], span[1]]);
+          out.push([ri, span[0], span[1], 0]);
           const end = m.index + m[0].length;
           pos = end > m.index ? end : m.index + stepAt(t, m.index);
         }
         if (pos > t.length) break;
       }
+      if (r.near) nearCandidates(r, t, out);
     }
     return out;
   }
@@ -366,28 +423,41 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     return cut;
   }
 
+  // Confirmed candidates first, resolved among themselves (start, longer first, rule order; one overlapping an earlier
+  // kept one is dropped); then near-format ones the same way, each also dropped where it overlaps a kept confirmed
+  // finding: confirmed wins at the same place (engine.py _resolve).
   function resolve(raw, toCp) {
-    // raw: [start16, end16, ruleIndex, secret] in payload units
-    const items = [];
+    // raw: [start16, end16, ruleIndex, secret, tier] in payload units
+    const items = [[], []];
     // with an empty allowlist nothing is dropped before the overlap resolution: fingerprint only what is kept
     const lazy = raw.length > 1 && !allowed(null) && allow.size === 0;
-    for (const [s, e, ri, secret] of raw) {
-      if (lazy) { items.push([toCp(s), toCp(e), ri, null, secret]); continue; }
-      const fp = createHmac("sha256", key).update(secret, "utf8").digest("hex");
+    for (const [s, e, ri, secret, tier] of raw) {
+      if (lazy) { items[tier].push([toCp(s), toCp(e), ri, null, secret]); continue; }
+      const fp = fingerprint(secret);
       if (allowed(fp)) continue;
-      items.push([toCp(s), toCp(e), ri, fp, secret]);
+      items[tier].push([toCp(s), toCp(e), ri, fp, secret]);
     }
-    items.sort((a, b) => a[0] - b[0] || b[1] - a[1] || a[2] - b[2]);
     const out = [];
-    let lastEnd = -1;
-    for (const [s, e, ri, fp, secret] of items) {
-      if (s < lastEnd) continue;
-      const r = compiled[ri];
-      out.push({ rule: r.id, start: s, end: e, severity: r.severity, action: r.action,
-        fingerprint: fp ?? createHmac("sha256", key).update(secret, "utf8").digest("hex"), masked: mask(secret) });
-      lastEnd = e;
+    for (let tier = 0; tier < 2; tier++) {
+      const group = items[tier];
+      group.sort((a, b) => a[0] - b[0] || b[1] - a[1] || a[2] - b[2]);
+      const kept = out.map((f) => [f.start, f.end]);
+      let lastEnd = -1;
+      for (const [s, e, ri, fp, secret] of group) {
+        if (s < lastEnd || (tier && kept.some(([ks, ke]) => s < ke && ks < e))) continue;
+        const r = compiled[ri];
+        out.push({ rule: r.id, start: s, end: e, severity: tier ? nearSeverity(r.severity) : r.severity,
+          action: tier ? "redact" : r.action, fingerprint: fp ?? fingerprint(secret), masked: mask(secret),
+          tier: tier ? NEAR : "confirmed" });
+        lastEnd = e;
+      }
     }
+    if (items[1].length) out.sort((a, b) => a.start - b.start);
     return out;
+  }
+
+  function fingerprint(secret) {
+    return createHmac("sha256", key).update(secret, "utf8").digest("hex");
   }
 
   function scan(text, { html = false, preview = false } = {}) {
@@ -397,10 +467,10 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
       parsed = parseHtml(text);
       for (const seg of [parsed.visible, ...parsed.attrs]) {
         const st = seg.text;
-        for (const [ri, s, e] of candidates(st)) raw.push([seg.starts[s], seg.ends[e - 1], ri, st.slice(s, e)]);
+        for (const [ri, s, e, tier] of candidates(st)) raw.push([seg.starts[s], seg.ends[e - 1], ri, st.slice(s, e), tier]);
       }
     } else {
-      for (const [ri, s, e] of candidates(text)) raw.push([s, e, ri, text.slice(s, e)]);
+      for (const [ri, s, e, tier] of candidates(text)) raw.push([s, e, ri, text.slice(s, e), tier]);
     }
     let cut16 = text.length;
     if (preview) {
@@ -462,5 +532,5 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     return { text: out, action, findings, held: total - cut };
   }
 
-  return { scan, redact, filter, rules: compiled.map((r) => r.id) };
+  return { scan, redact, filter, fingerprint, rules: compiled.map((r) => r.id) };
 }

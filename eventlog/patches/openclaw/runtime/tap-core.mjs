@@ -15,7 +15,7 @@ import { appendFile, stat } from "node:fs/promises";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { AlertMerger, headOf } from "./dlp-alerts.mjs";
-import { createReleaser, DEFAULT_RELEASE_MS, tailReleasable } from "./tap-release.mjs";
+import { createReleaser, DEFAULT_RELEASE_MS, withheldFindings, withheldSpans } from "./tap-release.mjs";
 import { isPlain, jsonSafe, nowIso, outcomeOf, receivedEvent, ulid } from "./tap-event.mjs";
 
 export { jsonSafe, receivedEvent, ulid };
@@ -153,8 +153,14 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   }
 
   // Scan one string with the engine's filter (scan + hold-back cut + redact/block, HTML-aware, code points).
-  function filterText(scanner, text, { html, preview }) {
+  // withheld: a release's redactions of held-back key material no finding covers (tap-release.mjs withheldFindings).
+  function filterText(scanner, text, { html, preview, withheld = null }) {
     const r = scanner.filter(text, { html, preview });
+    if (withheld && withheld.length && r.action !== "block") {
+      const all = [...(r.findings ?? []), ...withheld].sort((a, b) => a.start - b.start);
+      const red = scanner.redact(text, all, { html });
+      return { text: red.text, findings: all, action: red.action, changed: red.text !== text, held: 0 };
+    }
     let out = r.text;
     // a preview that is nothing but a held-back prefix still needs some text: Telegram rejects an empty message
     if (preview && r.held && !out.trim()) out = "…";
@@ -163,7 +169,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   }
 
   // Walk the payload; returns a filtered deep copy of plain objects/arrays (files kept by reference).
-  function filterPayload(scanner, method, payload, site, release = false) {
+  function filterPayload(scanner, method, payload, site, release = false, withheld = null) {
     const previewCall = !release && PREVIEW_METHODS.has(method) && PREVIEW_SITES.has(site);
     const found = [];
     let action = "pass";
@@ -176,7 +182,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         const pm = parent && (parent[`${key}_parse_mode`] ?? parent.parse_mode);
         const html = typeof pm === "string" && pm.toUpperCase() === "HTML";
         const preview = previewCall && path === "text";
-        const r = filterText(scanner, v, { html, preview });
+        const r = filterText(scanner, v, { html, preview, withheld: path === "text" ? withheld : null });
         held += r.held ?? 0;
         for (const f of r.findings) found.push({ finding: f, field: path, head: headOf(v, f.start) });
         if (r.action === "block") action = "block";
@@ -251,14 +257,15 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   }
 
   // One Bot API call through the filter and the log. isRelease: the tap's own completing edit (filtered whole).
-  async function call(prev, method, payload, signal, { site, account, chatId, onHeld = null, isRelease = false }) {
-    const { root, log, scanner, scannerError, rulesVersion = null, holdPrefixes = [] } = await ready;
+  async function call(prev, method, payload, signal, { site, account, chatId, onHeld = null, isRelease = false,
+    withheld = null }) {
+    const { root, log, scanner, scannerError, rulesVersion = null, holdPrefixes = [], holdRules = [] } = await ready;
     const sentId = ulid();
     const base = { channel: "telegram", account, chat_id: chatId ?? "unknown", direction: "out", method, site };
     let filtered;
     try {
       if (!scanner) throw scannerError ?? new Error("no DLP scanner");
-      filtered = filterPayload(scanner, method, payload, site, isRelease);
+      filtered = filterPayload(scanner, method, payload, site, isRelease, withheld);
     } catch (err) {
       // fail closed: nothing of this payload leaves; the alert names the failure, never the content
       const alert = { ...base, event: "dlp:alert", ts: nowIso(), id: ulid(), rule: "scanner-error",
@@ -305,7 +312,9 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
       const now = nowIso(); // the event is this call: its time and the detection time are the same
       const alert = { ...base, event: "dlp:alert", ts: now, detected_at: now, id: ulid(), rule: f.rule, severity: f.severity,
         action: filtered.action === "block" ? "block" : "redact", fingerprint: f.fingerprint, masked: f.masked,
-        start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion };
+        start: f.start, end: f.end, field, log_event: sentId, source: "tap", rules_version: rulesVersion,
+        tier: f.tier ?? "confirmed" };
+      if (f.withheld) alert.withheld = true; // held-back key material the release replaced by its redaction
       // Written while the (already filtered) call is in flight: the disk is off the reply's critical path.
       // A failure leaves the tap degraded, so the next call is refused; an alert that failed is not reused.
       recentAlerts.set(key, { id: alert.id, at: Date.now() });
@@ -338,16 +347,20 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     }
     if (onHeld && filtered.held && typeof payload?.text === "string") {
       // the preview's tail was held back: after a quiet period without a newer call for this message, complete it
-      // (tap-release.mjs) — unless the tail carries key material beyond a public prefix
+      // (tap-release.mjs). Key material in the tail beyond a public prefix that no finding covers is replaced by a
+      // redaction of the rule whose hold-back prefix it starts with, and alerted (tier near_format).
       const pm = payload.parse_mode;
       const html = typeof pm === "string" && pm.toUpperCase() === "HTML";
-      let ok = false;
+      let job = null;
       try {
         const whole = scanner.filter(payload.text, { html, preview: false });
-        ok = tailReleasable(payload.text, filtered.held, whole.findings, { html, prefixes: holdPrefixes });
+        // (a blocked text is released as the block notice: nothing of it shows)
+        const spans = whole.action === "block" ? []
+          : withheldSpans(payload.text, filtered.held, whole.findings, { html, prefixes: holdPrefixes });
+        job = { withheld: spans.length ? withheldFindings(payload.text, spans, holdRules, scanner.fingerprint) : null };
       } catch { /* fail closed: a tail that cannot be judged stays held */ }
-      if (ok) {
-        onHeld((mid) => () => release(prev, chatId, mid, payload, { site, account }));
+      if (job) {
+        onHeld((mid) => () => release(prev, chatId, mid, payload, { site, account, withheld: job.withheld }));
       }
     }
     if (msgId === null && fresh.length) {
@@ -378,12 +391,12 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   }
 
   // The completing edit: the latest preview's full text, as an editMessageText of that message, filtered whole.
-  async function release(prev, chatId, mid, payload, { site, account }) {
+  async function release(prev, chatId, mid, payload, { site, account, withheld = null }) {
     const edit = { chat_id: payload.chat_id, message_id: mid };
     for (const k of ["business_connection_id", "text", "parse_mode", "entities", "link_preview_options",
       "reply_markup"]) if (payload[k] !== undefined) edit[k] = payload[k];
     try {
-      await call(prev, "editMessageText", edit, undefined, { site, account, chatId, isRelease: true });
+      await call(prev, "editMessageText", edit, undefined, { site, account, chatId, isRelease: true, withheld });
     } catch (err) {
       stderr(`openclaw-eventlog: held-back tail of message ${mid} in chat ${chatId} not released: ${err?.message ?? err}`);
     }

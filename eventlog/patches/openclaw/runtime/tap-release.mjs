@@ -6,8 +6,10 @@
 // last edit from a preview edit, so a held-back tail (`the answer is 42`, `key is sk`) would stay cut for good.
 // The release: when a preview call held back a tail and no later call for the same chat + message arrives within the
 // quiet period, the tap edits the message once more with the full latest text, filtered as a NON-preview (a complete
-// secret is still redacted or blocked). A tail that carries key material beyond a rule's public prefix is never
-// released: fail closed where a secret could escape.
+// secret is still redacted or blocked). Key material in the tail beyond a rule's public prefix that no finding covers
+// (`sk-ant-api03-AbC…` cut short) is never shown: the release puts `[REDACTED:<rule>]` in its place (the rule whose
+// hold-back prefix it starts with) and the tap raises an alert for it (tier near_format), so the reply ends in a
+// redaction, never in silently dropped text (issue 25).
 
 /** Default quiet period (ms): OpenClaw's draft stream edits at most once per second (DEFAULT_THROTTLE_MS = 1000). */
 export const DEFAULT_RELEASE_MS = 3000;
@@ -41,6 +43,63 @@ function visible(s) {
     });
 }
 
+/** Per rule with a hold-back, in rule order: {rule, prefixes, keywords, severity} (which rule a withheld tail is). */
+export function holdRulesOf(rules) {
+  const out = [];
+  for (const r of rules?.rules ?? []) {
+    const prefixes = (r?.holdback?.prefixes ?? []).filter((p) => typeof p === "string" && p);
+    if (prefixes.length && typeof r.id === "string") {
+      out.push({ rule: r.id, prefixes, keywords: Array.isArray(r.keywords) ? r.keywords : [], severity: r.severity });
+    }
+  }
+  return out;
+}
+
+/** The rule a withheld piece of text belongs to: the longest hold-back prefix it starts with (else the earliest one
+ *  it contains); among rules with that prefix, one whose keyword occurs in the piece (`sk-proj-…`: the project-key
+ *  rule, not the first `sk-` rule), else the first. null when no hold-back prefix is in it. */
+export function withheldRule(piece, holdRules) {
+  const t = piece.trim();
+  const low = t.toLowerCase();
+  const less = (x, y) => { for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] < y[i]; return false; };
+  let best = null;
+  for (const hr of holdRules ?? []) {
+    const kw = hr.keywords.some((k) => low.includes(k)) ? 0 : 1;
+    for (const p of hr.prefixes) {
+      const at = t.indexOf(p);
+      if (at < 0) continue;
+      const key = [at === 0 ? 0 : 1, -p.length, at, kw]; // rules in file order: the first of equals stays
+      if (best === null || less(key, best.key)) best = { key, hr };
+    }
+  }
+  return best ? best.hr : null;
+}
+
+// dlp.mjs's nearSeverity and mask, restated: tap.mjs loads the engine lazily so that a broken engine fails closed,
+// and this module must load without it (test/dlp-near.test.mjs and tap-release.test.mjs hold them equal).
+const SEVERITY_ORDER = ["critical", "high", "medium", "low"];
+export function withheldSeverity(severity) {
+  const i = Math.max(0, SEVERITY_ORDER.indexOf(severity));
+  return i >= 2 ? severity : SEVERITY_ORDER[i + 1];
+}
+export function maskWithheld(secret) {
+  const cps = Array.from(secret);
+  return `${cps.slice(0, Math.min(4, Math.floor(cps.length / 4))).join("")}…[${cps.length}]`;
+}
+
+/** The near-format findings a release puts in place of the withheld spans of `text` (withheldSpans): one per span,
+ *  of the rule whose hold-back prefix it starts with (`held-back` when no rule's prefix is in it). */
+export function withheldFindings(text, spans, holdRules, fingerprint = null) {
+  const cps = Array.from(text);
+  return spans.map(([start, end]) => {
+    const piece = cps.slice(start, end).join("");
+    const hr = withheldRule(piece, holdRules);
+    return { rule: hr ? hr.rule : "held-back", start, end, severity: withheldSeverity(hr ? hr.severity : "critical"),
+      action: "redact", fingerprint: fingerprint ? fingerprint(piece) : null, masked: maskWithheld(piece),
+      tier: "near_format", withheld: true };
+  });
+}
+
 function safeSegment(s, prefixes) {
   const t = s.trim();
   if (!t) return true;
@@ -49,23 +108,42 @@ function safeSegment(s, prefixes) {
 }
 
 /**
- * May the held-back tail of `text` be shown? `held`: code points the preview filter held back; `findings`: those of
- * the NON-preview filter of the same text (their spans are redacted or the whole text is blocked, so they never show).
- * Every other part of the tail must be a prefix of a public hold-back literal (`sk`, `sk-`, `sk-ant-`, `eyJ`, `:A`) or
- * a run of at most MAX_RELEASED_DIGITS digits. `sk-ant-api03-AbC…`, `AKIAIOSF…`, a long digit run: withheld.
+ * The parts of the held-back tail of `text` that may not be shown, as [start, end) code point spans of `text`.
+ * `held`: code points the preview filter held back; `findings`: those of the NON-preview filter of the same text
+ * (their spans are redacted or the whole text is blocked, so they never show). Every other part of the tail must be a
+ * prefix of a public hold-back literal (`sk`, `sk-`, `sk-ant-`, `eyJ`, `:A`) or a run of at most MAX_RELEASED_DIGITS
+ * digits; a part that is not (`sk-ant-api03-AbC…`, `AKIAIOSF…`, a long digit run) is withheld (spans without the
+ * part's surrounding white space). A tail that cannot be located (held > length) is withheld whole.
  */
-export function tailReleasable(text, held, findings, { html = false, prefixes = [] } = {}) {
-  if (!(held > 0)) return true;
+export function withheldSpans(text, held, findings, { html = false, prefixes = [] } = {}) {
+  if (!(held > 0)) return [];
   const cps = Array.from(text);
   const cut = cps.length - held;
-  if (cut < 0) return false;
-  const tail = cps.slice(cut);
+  if (cut < 0) return [[0, cps.length]];
+  const covered = new Uint8Array(held);
   for (const f of findings ?? []) {
-    for (let i = Math.max(f.start, cut); i < Math.min(f.end, cps.length); i++) tail[i - cut] = "\u0000";
+    for (let i = Math.max(f.start, cut); i < Math.min(f.end, cps.length); i++) covered[i - cut] = 1;
   }
-  let t = tail.join("");
-  if (html) t = t.split("\u0000").map(visible).join("\u0000");
-  return t.split("\u0000").every((s) => safeSegment(s, prefixes));
+  const out = [];
+  for (let i = 0; i < held;) {
+    if (covered[i]) { i++; continue; }
+    let j = i;
+    while (j < held && !covered[j]) j++;
+    const raw = cps.slice(cut + i, cut + j).join("");
+    if (!safeSegment(html ? visible(raw) : raw, prefixes)) {
+      let a = cut + i, b = cut + j;
+      while (a < b && /\s/.test(cps[a])) a++;
+      while (b > a && /\s/.test(cps[b - 1])) b--;
+      out.push([a, b]);
+    }
+    i = j;
+  }
+  return out;
+}
+
+/** May the held-back tail of `text` be shown as it is? (withheldSpans finds nothing to withhold.) */
+export function tailReleasable(text, held, findings, opts = {}) {
+  return withheldSpans(text, held, findings, opts).length === 0;
 }
 
 /**

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTap } from "./tap-core.mjs";
-import { holdPrefixesOf, releaseMsFrom } from "./tap-release.mjs";
+import { holdPrefixesOf, holdRulesOf, releaseMsFrom } from "./tap-release.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 let shared = null;
@@ -58,6 +58,7 @@ async function buildDefaults() {
   let rulesVersion = null;
   let rulesSha256 = null;
   let holdPrefixes = [];
+  let holdRules = [];
   try {
     const dlp = await import("./dlp.mjs");
     // rules.json is installed beside this file; $EVENTLOG_DLP_RULES overrides (dlp.defaultRulesPath)
@@ -66,6 +67,7 @@ async function buildDefaults() {
     const rules = dlp.loadRules(rulesPath);
     rulesVersion = rules.version ?? null;
     holdPrefixes = holdPrefixesOf(rules);
+    holdRules = holdRulesOf(rules);
     scanner = dlp.createScanner({ rules, key: dlp.loadKey(root), allowlistPath: join(root, "dlp", "allowlist.json") });
   } catch (err) {
     scannerError = err;
@@ -77,7 +79,7 @@ async function buildDefaults() {
   } catch (err) {
     process.stderr.write(`openclaw-eventlog: could not record tap:start: ${err?.message ?? err}\n`);
   }
-  return { root, log, scanner, scannerError, rulesVersion, holdPrefixes };
+  return { root, log, scanner, scannerError, rulesVersion, holdPrefixes, holdRules };
 }
 
 /** The process-wide tap (one log, one scanner), created on first use. */

@@ -9,18 +9,21 @@ import {
 } from "./tap-helpers.mjs";
 import { loadRules } from "../dlp.mjs";
 import {
-  DEFAULT_RELEASE_MS, holdPrefixesOf, releaseMsFrom, tailReleasable, createReleaser,
+  DEFAULT_RELEASE_MS, holdPrefixesOf, holdRulesOf, releaseMsFrom, tailReleasable, createReleaser, withheldRule,
+  withheldSpans, withheldSeverity, maskWithheld,
 } from "../tap-release.mjs";
+import { mask, nearSeverity } from "../dlp.mjs";
 
 const CHAT = 515151;
 const PREFIXES = holdPrefixesOf(loadRules());
+const HOLD_RULES = holdRulesOf(loadRules());
 
 async function setup({ releaseMs = 3000, gate = null } = {}) {
   const root = tempRoot();
   const tg = await fakeTelegram();
   const timers = fakeTimers();
   const lines = [];
-  const deps = realDeps(root).then((d) => ({ ...d, holdPrefixes: PREFIXES }));
+  const deps = realDeps(root).then((d) => ({ ...d, holdPrefixes: PREFIXES, holdRules: HOLD_RULES }));
   const tap = createTap({ deps, stderr: (l) => lines.push(l), releaseMs, timers });
   let bot;
   if (gate) {
@@ -103,37 +106,66 @@ test("a newer preview cancels the pending release; a send-site edit or deleting 
   } finally { await s.done(); }
 });
 
-test("a stalled real-shaped key is never released; a complete one is released redacted", async () => {
+test("a stalled key is released as a redaction with one near_format alert; a complete one is released redacted", async () => {
+  // issue 25: a held-back tail with key material no finding covers used to stay withheld for good (the reply ended at
+  // "your key is "); the release now shows [REDACTED:<rule of the hold-back prefix>] in its place and alerts once
   const s = await setup();
   try {
     const key = plantedKey();
     const m1 = await s.bot.api.sendMessage(CHAT, "go");
     await s.bot.api.editMessageText(CHAT, m1.message_id, `your key is ${key.slice(0, 16)}`);
-    const m2 = await s.bot.api.sendMessage(CHAT, `AWS id AKIA${rand(6, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")}`);
+    const aws = `AKIA${rand(6, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")}`;
+    const m2 = await s.bot.api.sendMessage(CHAT, `AWS id ${aws}`);
     const m3 = await s.bot.api.sendMessage(CHAT, "card 4111 1111 1111");
-    assert.equal(s.timers.pending.length, 0, "key material beyond a public prefix stays held: no release scheduled");
+    assert.equal(s.timers.pending.length, 3, "every held tail gets a release");
     const m4 = await s.bot.api.sendMessage(CHAT, "go");
     await s.bot.api.editMessageText(CHAT, m4.message_id, `Your key is ${key}`);
     const m5 = await s.bot.api.sendMessage(CHAT, `first ${key} then page 12`);
-    assert.equal(s.timers.pending.length, 2);
+    assert.equal(s.timers.pending.length, 5);
     await s.fire();
+    const last = (m) => s.tg.requests.filter((r) => r.body.message_id === m.message_id).at(-1).body.text;
+    assert.equal(last(m1), "your key is [REDACTED:anthropic-api-key]");
+    assert.equal(last(m2), "AWS id [REDACTED:aws-access-key-id]");
+    assert.equal(last(m3), "card [REDACTED:payment-card]");
     const rel = s.tg.requests.filter((r) => r.body.message_id === m4.message_id || r.body.message_id === m5.message_id)
       .map((r) => r.body.text);
     assert.deepEqual(rel, ["Your key is ", "Your key is [REDACTED:anthropic-api-key]",
       "first [REDACTED:anthropic-api-key] then page 12"]);
-    for (const m of [m1, m2, m3]) {
-      assert.ok(!s.tg.requests.some((r) => r.method === "editMessageText" && r.body.message_id === m.message_id
-        && r.body.text !== `your key is `), "no release for a stalled key");
-    }
     const bodies = s.tg.requests.map((r) => r.raw).join("\n");
     assert.equal(leaksPiece(bodies, key), null);
     for (let i = 8; i <= key.length; i++) assert.ok(!bodies.includes(key.slice(0, i)), `${i}-char prefix shown`);
-    assert.ok(!bodies.includes("4111 1111 1111"));
+    assert.ok(!bodies.includes("4111 1111 1111") && !bodies.includes(aws));
     const ev = (await s.sent()).filter((e) => e.tap_release);
-    assert.equal(ev.length, 2);
-    assert.ok(ev.every((e) => e.dlp?.action === "redact" && e.dlp.rules.includes("anthropic-api-key")));
+    assert.equal(ev.length, 5);
+    assert.ok(ev.every((e) => e.dlp?.action === "redact"));
+    const alerts = readAll(s.root, "dlp").filter((e) => e.event === "dlp:alert");
+    const withheld = alerts.filter((a) => a.withheld);
+    assert.deepEqual(withheld.map((a) => [a.rule, a.tier, a.severity, a.action]).sort(), [
+      ["anthropic-api-key", "near_format", "high", "redact"], ["aws-access-key-id", "near_format", "high", "redact"],
+      ["payment-card", "near_format", "medium", "redact"]]);
+    for (const a of withheld) assert.ok(/^[0-9a-f]{64}$/.test(a.fingerprint) && !a.masked.includes(key.slice(0, 8)));
+    // the complete key: confirmed, one alert (its release and the same key in m5 within ALERT_REPEAT_MS reuse it)
+    const full = alerts.filter((a) => !a.withheld);
+    assert.deepEqual(full.map((a) => [a.rule, a.tier]), [["anthropic-api-key", "confirmed"]], JSON.stringify(full.map((a) => [a.rule, a.tier, a.message_id])));
     assert.equal(leaksPiece(allBytes(s.root), key), null);
   } finally { await s.done(); }
+});
+
+test("withheld tails: spans, the rule of the prefix, severity and mask as in dlp.mjs", () => {
+  assert.deepEqual(withheldSpans("your key is sk-ant-api03-AbC", 16, [], { prefixes: PREFIXES }), [[12, 28]]);
+  assert.deepEqual(withheldSpans("the key is sk", 2, [], { prefixes: PREFIXES }), []);
+  assert.deepEqual(withheldSpans("is sk-secretbody", 13, [{ start: 3, end: 10 }], { prefixes: PREFIXES }), [[10, 16]]);
+  assert.deepEqual(withheldSpans("short", 9, [], { prefixes: PREFIXES }), [[0, 5]]);
+  const rule = (t) => withheldRule(t, HOLD_RULES)?.rule ?? null;
+  assert.equal(rule("sk-ant-api03-AbC"), "anthropic-api-key");
+  assert.equal(rule("sk-proj-AbCdEf"), "openai-project-key");
+  assert.equal(rule("AKIAABCD"), "aws-access-key-id");
+  assert.equal(rule(":AAbc123"), "telegram-bot-token");
+  assert.equal(rule("-----BEGIN RSA PRIV"), "private-key");
+  assert.equal(rule("4111 1111 1111"), "payment-card");
+  assert.equal(rule("plain words"), null);
+  for (const sev of ["critical", "high", "medium", "low"]) assert.equal(withheldSeverity(sev), nearSeverity(sev));
+  for (const t of ["sk-ant-api03-AbC", "😀😀😀😀😀x", "ab"]) assert.equal(maskWithheld(t), mask(t));
 });
 
 test("race: OpenClaw's next edit arriving while the release is in flight lands after it", async () => {
@@ -237,4 +269,19 @@ test("releaser: a call entering while a release runs waits; cancel and a newer t
   r.cancel("k");
   assert.equal(timers.fire(), 0);
   assert.equal(r.size, 0);
+});
+
+test("a near-format key in a final reply (send site) is redacted before send and its alert says tier near_format", async () => {
+  const s = await setup();
+  try {
+    const key = `sk-ant-api03-${rand(90)}`; // issue 25: the exact rule wants 93 + AA
+    await s.send.api.sendMessage(CHAT, `Here is the key: ${key}`);
+    assert.equal(s.tg.requests.at(-1).body.text, "Here is the key: [REDACTED:anthropic-api-key]");
+    const ev = (await s.sent()).at(-1);
+    assert.equal(ev.text, "Here is the key: [REDACTED:anthropic-api-key]");
+    const alerts = readAll(s.root, "dlp").filter((e) => e.event === "dlp:alert");
+    assert.deepEqual(alerts.map((a) => [a.rule, a.tier, a.severity, a.action]),
+      [["anthropic-api-key", "near_format", "high", "redact"]]);
+    assert.equal(leaksPiece(allBytes(s.root), key), null);
+  } finally { await s.done(); }
 });
