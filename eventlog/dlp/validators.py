@@ -241,9 +241,12 @@ logout submit cancel placeholder value values please following below:
 скрыт который которую такой-же
 """.split())
 _CRED_PARTS = frozenset("key keys pass password passwd pwd secret secrets token tokens hash salt".split())
-_CODE_MARKS = ("()", "$_", "#{", "${", "{{", "<%", "&lt;", "&gt;", "&quot;", "&amp;", "&#", "||", "&&", "??", "=>",
-               "process.env", "os.environ", "getenv", "env(", "config.", "request.", "req.", "params.", "props.",
-               "this.", "self.", "$this", "@{")
+# anywhere in the value: a call, an operator of an expression, HTML entities, reading the environment
+_CODE_MARKS = ("()", "&lt;", "&gt;", "&quot;", "&amp;", "&#", "||", "&&", "??", "=>", "process.env", "os.environ",
+               "getenv", "env(")
+# at the start: interpolation (#{x}, ${x}, {{x}}, <%= x %>, @{x}), PHP superglobals, object members
+_CODE_STARTS = ("#{", "${", "{{", "<%", "@{", "$_", "$this", "config.", "request.", "req.", "params.", "props.",
+                "this.", "self.")
 
 
 _ROUTE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789/_-.:{}")  # a URL path (/api/users/:id); base64 has capitals
@@ -270,12 +273,14 @@ def _code(v: str) -> bool:
     variable ($pass, @pass, :pass), a dotted name (user.password) or a name made of credential words (real_key,
     dbPassword, PASSWORD_HASH)."""
     low = v.lower()
-    if any(m in low for m in _CODE_MARKS) or (v[0] == "/" and all(c in _ROUTE for c in v)):
+    if any(m in low for m in _CODE_MARKS) or low.startswith(_CODE_STARTS):
+        return True
+    if v[0] == "/" and all(c in _ROUTE for c in v):
         return True
     if v[0] in "$@:" and _is_ident(v[1:]):
         return True
-    parts = v.split(".")
-    if len(parts) > 1 and all(0 < len(p) <= 32 and _is_ident(p) and not ("0" <= p[0] <= "9") for p in parts):
+    parts = v.split(".")  # a dotted name has no digits (user.password, settings.DB_PASS); a random value has some
+    if len(parts) > 1 and all(0 < len(p) <= 32 and _is_ident(p) and not any("0" <= c <= "9" for c in p) for p in parts):
         return True
     if _is_ident(v.replace("-", "_")):
         words = _ident_parts(v)
@@ -285,10 +290,10 @@ def _code(v: str) -> bool:
 
 def password_cue(s: str) -> bool:
     """A value after an explicit password cue (password:, пароль —, my pw is …, PASSWORD=): any non-trivial value —
-    4+ characters, 3+ distinct, not a placeholder, template, mask, code or label, not a prose word (CUE_STOPWORDS).
+    4+ characters, 3+ distinct, a letter or digit among them, not a placeholder, template, mask, code or label, not a prose word (CUE_STOPWORDS).
     No strength needed: the cue says it is a password ("the password is 'centipede'", пароль: ромашка)."""
     v = _unquote(s)
-    if len(v) < 4 or len(set(v)) < 3 or v[-1] == ":":
+    if len(v) < 4 or len(set(v)) < 3 or v[-1] == ":" or not _has_alnum(v):
         return False
     low = v.lower()
     if low in CUE_STOPWORDS or _is_placeholder(v) or _templated(v) or _printf(v) or _code(v):

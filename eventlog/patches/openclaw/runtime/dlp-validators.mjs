@@ -200,9 +200,10 @@ logout submit cancel placeholder value values please following below:
 скрыт который которую такой-же
 `.split(/\s+/).filter(Boolean));
 const CRED_PARTS = new Set("key keys pass password passwd pwd secret secrets token tokens hash salt".split(" "));
-const CODE_MARKS = ["()", "$_", "#{", "${", "{{", "<%", "&lt;", "&gt;", "&quot;", "&amp;", "&#", "||", "&&", "??", "=>",
-  "process.env", "os.environ", "getenv", "env(", "config.", "request.", "req.", "params.", "props.",
-  "this.", "self.", "$this", "@{"];
+const CODE_MARKS = ["()", "&lt;", "&gt;", "&quot;", "&amp;", "&#", "||", "&&", "??", "=>", "process.env", "os.environ",
+  "getenv", "env("];
+const CODE_STARTS = ["#{", "${", "{{", "<%", "@{", "$_", "$this", "config.", "request.", "req.", "params.", "props.",
+  "this.", "self."];
 
 const ROUTE = /^[a-z0-9\/_\-.:{}]*$/; // a URL path (/api/users/:id); base64 has capitals
 
@@ -221,11 +222,11 @@ function identParts(v) { // split at _ - and lower→upper boundaries, lower-cas
 
 function code(v) {
   const low = v.toLowerCase();
-  if (CODE_MARKS.some((m) => low.includes(m)) || (v[0] === "/" && ROUTE.test(v))) return true;
+  if (CODE_MARKS.some((m) => low.includes(m)) || CODE_STARTS.some((m) => low.startsWith(m))
+    || (v[0] === "/" && ROUTE.test(v))) return true;
   if ("$@:".includes(v[0]) && isIdent(v.slice(1))) return true;
   const parts = v.split(".");
-  if (parts.length > 1
-    && parts.every((p) => p.length > 0 && p.length <= 32 && isIdent(p) && !(p[0] >= "0" && p[0] <= "9"))) return true;
+  if (parts.length > 1 && parts.every((p) => p.length > 0 && p.length <= 32 && isIdent(p) && !/[0-9]/.test(p))) return true;
   if (isIdent(v.replaceAll("-", "_"))) {
     const words = identParts(v);
     return words.length > 1 && words.some((w) => CRED_PARTS.has(w));
@@ -235,7 +236,7 @@ function code(v) {
 
 export function passwordCue(s) {
   const v = unquote(s);
-  if (cpLength(v) < 4 || distinctCps(v) < 3 || v.endsWith(":")) return false;
+  if (cpLength(v) < 4 || distinctCps(v) < 3 || v.endsWith(":") || !hasAlnum(v)) return false;
   const low = v.toLowerCase();
   if (CUE_STOPWORDS.has(low) || isPlaceholder(v) || templated(v) || printf(v) || code(v)) return false;
   return !hasFake(low);
