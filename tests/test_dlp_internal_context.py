@@ -32,3 +32,12 @@ def test_look_alikes_are_neither_held_nor_redacted() -> None:
     for t in ("a <<< b", "<<<BEGIN_SOMETHING_ELSE>>> done.", "1 < 2 and 3 > 2 holds"):
         f = SC.filter(t, preview=True)
         assert (f["text"], f["held"]) == (t, 0)
+
+
+def test_batched_log_scan_finds_the_same() -> None:
+    """scan_batch joins texts with "\\n\\0\\n" and trusts that no match crosses the joint: the block's body excludes NUL,
+    so a block without END stops at its own text and hides nothing in the next one."""
+    texts = [f"hi {B} no end here", "the password is centipede", f"x {B} y {E} z", "plain"]
+    assert SC.scan_batch(texts) == [SC.scan(t).findings for t in texts]
+    assert [[f.rule for f in fs] for fs in SC.scan_batch(texts)] == [
+        ["openclaw-internal-context"], ["password-prose"], ["openclaw-internal-context"], []]
