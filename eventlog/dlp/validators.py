@@ -235,7 +235,9 @@ here there that this these those then than their your mine yours with from into 
 being been were will would should must could have has had does done sent stored saved hashed encrypted protected
 changed updated reset change update needed mandatory optional string text char varchar bool boolean integer number null
 none undefined true false hidden field input label enter confirm show hide forgot forgotten current repeat retype login
-logout submit cancel placeholder value values please following below:
+logout submit cancel placeholder value values please following case-sensitive case-insensitive !vault
+under over behind inside somewhere written printed kept located what which where when probably usually like
+literally simply also
 неверный неверен неверно неправильный верный правильный обязателен обязательно слишком пустой изменён изменен сброшен
 такой такая тот этот здесь нужен нужно должен будет есть ваш мой твой новый старый текущий введите повторите забыли
 скрыт который которую такой-же
@@ -246,7 +248,7 @@ _CODE_MARKS = ("()", "&lt;", "&gt;", "&quot;", "&amp;", "&#", "||", "&&", "??", 
                "getenv", "env(")
 # at the start: interpolation (#{x}, ${x}, {{x}}, <%= x %>, @{x}), PHP superglobals, object members
 _CODE_STARTS = ("#{", "${", "{{", "<%", "@{", "$_", "$this", "config.", "request.", "req.", "params.", "props.",
-                "this.", "self.")
+                "this.", "self.", "enc[")  # enc[: a SOPS-encrypted value, not the plaintext
 
 
 _ROUTE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789/_-.:{}")  # a URL path (/api/users/:id); base64 has capitals
@@ -273,7 +275,7 @@ def _code(v: str) -> bool:
     variable ($pass, @pass, :pass), a dotted name (user.password) or a name made of credential words (real_key,
     dbPassword, PASSWORD_HASH)."""
     low = v.lower()
-    if any(m in low for m in _CODE_MARKS) or low.startswith(_CODE_STARTS):
+    if any(m in low for m in _CODE_MARKS) or low.startswith(_CODE_STARTS) or v[-1] == "(":
         return True
     if v[0] == "/" and all(c in _ROUTE for c in v):
         return True
@@ -311,6 +313,8 @@ def credential(s: str) -> bool:
     quoted = len(s) >= 2 and s[0] == s[-1] and s[0] in _QUOTES
     v = _unquote(s)
     if len(v) < 6 or len(set(v)) < 5 or _is_placeholder(v) or _templated(v) or not _has_alnum(v):
+        return False
+    if v.lower() in CUE_STOPWORDS:  # a label or prose word ("Password: Forgot your password?")
         return False
     low = v.lower()
     if any(w in low for w in _FAKE) or v.startswith("-----BEGIN"):  # a PEM block is the private-key rule's (block)

@@ -87,7 +87,8 @@ def cases() -> list[dict]:
     add("password-prose-ru-colon", "Пароль: Zebra-42-Lamp, логин ivan", ["password-assignment"])
     add("password-prose-negative", "the password is correct; пароль такой же как вчера; password reset link", [])
     add("secret-assignment-env", "DB_PASS=s3cr3t-Value-77", ["secret-assignment"])
-    add("secret-assignment-quoted", 'password = "value with quotes and spaces"', ["secret-assignment"])
+    # a quoted value after a password cue is taken whole by password-prose (earlier in the file, same span)
+    add("secret-assignment-quoted", 'password = "value with quotes and spaces"', ["password-prose"])
     add("secret-assignment-json", '{"client_secret": "6da89121079f83b2eb6acccf8219ea98"}', ["secret-assignment"])
     add("secret-assignment-templates", "password: ${DB_PASSWORD}, api_key = \"\", token: <your token>", [])
     add("secret-comparison", 'if ("m0nkey-Bus1ness" == admin_password) {', ["secret-comparison"])
@@ -195,6 +196,11 @@ def password_cases() -> list[dict]:
     add("pw-prose-words", "the password is incorrect, password is required, пароль неверный, password: string", [])
     add("pw-ui-label", "Password: Enter your password", [])
     add("pw-fields", "passwordHash: abc123def, password_min_length: 12, PASSWORD_REGEX=abc.def", [])
+    add("pw-prose-more-words", "Password is case-sensitive. The password is under the keyboard. Password: Forgot your "
+        "password?", [])
+    add("pw-quoted-passphrase", 'passphrase is "correct horse battery staple"', ["password-prose"])
+    add("pw-quoted-ru", "пароль: «ромашка лесная»", ["password-prose"])
+    add("pw-call-vault-sops", "password = getpass.getpass()\npassword: !vault |\npassword: ENC[AES256,data:abc]", [])
     # code and templates as values
     add("pw-code-ruby", "password: #{password}", [])
     add("pw-code-php", "password = $_POST['password'];", [])

@@ -194,7 +194,9 @@ here there that this these those then than their your mine yours with from into 
 being been were will would should must could have has had does done sent stored saved hashed encrypted protected
 changed updated reset change update needed mandatory optional string text char varchar bool boolean integer number null
 none undefined true false hidden field input label enter confirm show hide forgot forgotten current repeat retype login
-logout submit cancel placeholder value values please following below:
+logout submit cancel placeholder value values please following case-sensitive case-insensitive !vault
+under over behind inside somewhere written printed kept located what which where when probably usually like
+literally simply also
 неверный неверен неверно неправильный верный правильный обязателен обязательно слишком пустой изменён изменен сброшен
 такой такая тот этот здесь нужен нужно должен будет есть ваш мой твой новый старый текущий введите повторите забыли
 скрыт который которую такой-же
@@ -203,7 +205,7 @@ const CRED_PARTS = new Set("key keys pass password passwd pwd secret secrets tok
 const CODE_MARKS = ["()", "&lt;", "&gt;", "&quot;", "&amp;", "&#", "||", "&&", "??", "=>", "process.env", "os.environ",
   "getenv", "env("];
 const CODE_STARTS = ["#{", "${", "{{", "<%", "@{", "$_", "$this", "config.", "request.", "req.", "params.", "props.",
-  "this.", "self."];
+  "this.", "self.", "enc["]; // enc[: a SOPS-encrypted value, not the plaintext
 
 const ROUTE = /^[a-z0-9\/_\-.:{}]*$/; // a URL path (/api/users/:id); base64 has capitals
 
@@ -223,7 +225,8 @@ function identParts(v) { // split at _ - and lower→upper boundaries, lower-cas
 function code(v) {
   const low = v.toLowerCase();
   if (CODE_MARKS.some((m) => low.includes(m)) || CODE_STARTS.some((m) => low.startsWith(m))
-    || (v[0] === "/" && ROUTE.test(v))) return true;
+    || v.endsWith("(")) return true;
+  if (v[0] === "/" && ROUTE.test(v)) return true;
   if ("$@:".includes(v[0]) && isIdent(v.slice(1))) return true;
   const parts = v.split(".");
   if (parts.length > 1 && parts.every((p) => p.length > 0 && p.length <= 32 && isIdent(p) && !/[0-9]/.test(p))) return true;
@@ -251,6 +254,7 @@ export function credential(s) {
   const quoted = s.length >= 2 && s[0] === s[s.length - 1] && QUOTES.includes(s[0]);
   const v = unquote(s);
   if (cpLength(v) < 6 || distinctCps(v) < 5 || isPlaceholder(v) || templated(v) || !hasAlnum(v)) return false;
+  if (CUE_STOPWORDS.has(v.toLowerCase())) return false; // a label or prose word ("Password: Forgot your password?")
   if (hasFake(v.toLowerCase()) || v.startsWith("-----BEGIN")) return false; // a PEM block is the private-key rule's
   if (printf(v) || code(v)) return false;
   return kindCount(v) >= 2 || (quoted && cpLength(v) >= 8);
