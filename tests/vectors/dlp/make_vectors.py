@@ -214,6 +214,9 @@ def password_cases() -> list[dict]:
     # URL credentials: every password but the documented placeholders
     add("url-secret-word", "postgresql://admin:secret@10.0.0.1:5433/production", ["url-credentials"])
     add("url-smtp-email-user", "smtp://me@example.com:pa55@smtp.example.com:587", ["url-credentials"])
+    add("url-at-in-password", "postgres://app:p@ss-w0rd@db.internal:5432/app", ["url-credentials"])
+    add("url-two-on-a-line", "see http://u1:s3cret@a.example and smtp://me@example.com:pa55@smtp.example.com:587",
+        ["url-credentials", "url-credentials"])
     add("url-smtp-encoded-user", "smtp://me%40example.com:pa55@smtp.example.com:587", ["url-credentials"])
     add("url-placeholders", "postgres://user:password@db/app mysql://u:changeme@h redis://:${REDIS_PASSWORD}@cache "
         "ftp://u:***@h http://u:%s@h http://u:<pass>@h amqp://guest:{{ .Pass }}@mq", [])
