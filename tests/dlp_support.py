@@ -11,6 +11,9 @@ from eventlog import toolchain
 from eventlog.patchset.paths import PATCH_DIR
 
 REPO = Path(__file__).resolve().parent.parent
+# Data built from other projects' fixtures is never in the repository: it lives beside it, in ../shared/data/ (on every
+# machine and in CI), read-only.
+SHARED_DLP = REPO.parent / "shared" / "data" / "dlp-external"
 DRIVER = PATCH_DIR / "runtime" / "dlp-driver.mjs"
 NODE_26 = toolchain.pinned_node()
 
@@ -52,3 +55,14 @@ def candidates_without_prefilter_total(rules, key: bytes, texts: list[str]) -> i
         assert sorted(sc.candidates(t)) == sorted(want), t
         total += len(want)
     return total
+
+
+def external_messages(name: str = "messages.jsonl") -> list[dict]:
+    """The external evaluation corpus from ../shared/data/dlp-external/. Missing is a failure naming the file, never a
+    skip: the evaluation is part of the test suite (docs/dlp.md, "External evaluation", says how to build it)."""
+    path = SHARED_DLP / name
+    if not path.is_file():
+        raise AssertionError(f"external DLP corpus missing: {path} (expected beside the repository in "
+                             "../shared/data/dlp-external/; build it with tools/dlp_external_corpus.py --out DIR)")
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]

@@ -2,7 +2,7 @@
 
 - KeywordPrefilter selects exactly the rules with a keyword in the lower-cased text (the definition: `k in low`) and
   reports exactly where the anchored rules' keywords occur — on the shared vectors, the external corpus (material this
-  project did not write), the generated corpus, adversarial text built from keyword fragments, and random keyword sets
+  project did not write, in ../shared/data/dlp-external/), the generated corpus, adversarial text built from keyword fragments, and random keyword sets
   with nested and overlapping keywords that share anchor characters (the layering).
 - fast_pattern spells a rule's regex differently but matches exactly what the rule's own pattern matches.
 - Scanner.candidates equals a reference scanner with no prefilter and no anchors (every rule tried at every position) on
@@ -25,11 +25,15 @@ from eventlog.dlp.rules import RuleSet, load_rules
 TESTS = Path(__file__).parent
 sys.path.insert(0, str(TESTS.parent / "tools"))
 import dlp_corpus  # noqa: E402
-from dlp_support import candidates_without_prefilter_total  # noqa: E402
+from dlp_support import candidates_without_prefilter_total, external_messages  # noqa: E402
 
 VECTORS = [c["text"] for c in json.loads((TESTS / "vectors/dlp/cases.json").read_text())["cases"]]
-EXTERNAL = [json.loads(line)["text"] for line in (TESTS / "corpora/dlp-external/messages.jsonl").open(encoding="utf-8")
-            if line.strip()]
+
+
+def external() -> list[str]:
+    """The external corpus' texts (../shared/data/dlp-external/; a failure naming the file when it is missing)."""
+    return [m["text"] for m in external_messages()]
+
 RULES = load_rules()
 
 
@@ -71,7 +75,7 @@ def texts() -> list[str]:
     r = random.Random(1616)
     gen = [m["text"] for m in dlp_corpus.corpus(1500, seed=1616)]
     kws = sorted(keyword_map(RULES))
-    return VECTORS + EXTERNAL + gen + adversarial(r, kws, 3000) + repetitive(kws)
+    return VECTORS + external() + gen + adversarial(r, kws, 3000) + repetitive(kws)
 
 
 def test_prefilter_selects_exactly_the_rules_with_a_keyword() -> None:
@@ -142,6 +146,6 @@ def test_fast_patterns_match_what_the_rules_match() -> None:
 def test_candidates_equal_a_scanner_without_prefilter_on_external_material() -> None:
     """Every rule tried at every position (keywords: every character of the material; no anchors) finds exactly what
     the prefiltered, anchored scanner finds — on the external corpus and the vectors."""
-    material = VECTORS + EXTERNAL
+    material = VECTORS + external()
     total = candidates_without_prefilter_total(RULES, bytes(32), material)
     assert total > 600

@@ -3,21 +3,30 @@
 
 Sources (read from local mirrors of the public repositories; `git --git-dir=<dir> show <commit>:<path>`):
 - gitleaks/gitleaks `cmd/generate/config/rules/*.go`: each rule function's `tps` (true positives) and `fps` (false
-  positives). Literal strings are taken as written; generated ones (`secrets.NewSecret(<regex>)`, `utils.Numeric("8")`
-  …) are drawn from the regex with a fixed seed, the way gitleaks' own generator does at test time;
-  `utils.GenerateSampleSecrets(id, s)` becomes the bare secret plus two of gitleaks' own config templates.
+  positives), for EVERY rule: a rule of a family this project claims is labelled with that family (GITLEAKS_FAMILY),
+  any other with its own gitleaks rule id, so it counts in "all families". Literal strings are taken as written;
+  generated ones (`secrets.NewSecret(<regex>)`, `utils.Numeric("8")` …) are drawn from the regex with a fixed seed, the
+  way gitleaks' own generator does at test time; `utils.GenerateSampleSecrets(id, s)` becomes the bare secret plus two
+  of gitleaks' own config templates.
 - Yelp/detect-secrets `tests/plugins/*_test.py`: `@pytest.mark.parametrize` cases with a `should_flag`-style boolean
   (or a test asserting exactly one finding), and the keyword plugin's `*_TEST_CASES` tables (line, secret|None).
   Read with `ast`; only literals, names of module constants and `str.format` are evaluated — never executed.
+- trufflesecurity/trufflehog `pkg/detectors/**/<name>_test.go` (not the *_integration_test.go files): the pattern
+  tests' cases `{input: …, want: …}`; `want` empty (`[]string{}`, nil) is a negative, anything else a positive. The
+  package-level `var`/`const` values (`validPattern`, `invalidPattern`, `keyword` …) and `fmt.Sprintf` are evaluated
+  with the same small Go evaluator; a case it cannot read is excluded with the reason. Family: TRUFFLEHOG_FAMILY for
+  the detectors of claimed families, else the detector's directory (`discordbottoken`, `azure-storage`).
 
 Every sample becomes two messages: the sample bare, and the sample inside a neutral chat sentence (no credential words,
-so the sentence adds no context). Output (compact JSON Lines, committed):
-  tests/corpora/dlp-external/messages.jsonl  {"id", "text", "family", "label": 1|0, "variant", "source": {...}}
-  tests/corpora/dlp-external/excluded.jsonl  {"source", "sample", "reason"} — samples left out, each with its reason
+so the sentence adds no context). Output, always OUTSIDE the repository (data built from other projects' fixtures is
+never committed; the evaluation reads it from ../shared/data/dlp-external/ beside the repository):
+  <out>/messages.jsonl  {"id", "text", "family", "label": 1|0, "variant", "source": {...}}
+  <out>/excluded.jsonl  {"source", "sample", "reason"} — samples left out, each with its reason
 The samples are public test fixtures (fake or revoked by their authors); this is a labelled test corpus.
 
-    python tools/dlp_external_corpus.py --gitleaks /work/.mirror/gitleaks+gitleaks/repo \\
-        --detect-secrets /work/.mirror/Yelp+detect-secrets/repo
+    python tools/dlp_external_corpus.py --out /work/build-dlp-corpus \\
+        --gitleaks /work/.mirror/gitleaks+gitleaks/repo --detect-secrets /work/.mirror/Yelp+detect-secrets/repo \\
+        --trufflehog /work/.mirror/trufflesecurity+trufflehog/repo
 """
 from __future__ import annotations
 
@@ -37,7 +46,6 @@ except ImportError:  # pragma: no cover
     import sre_parse as sre  # type: ignore[no-redef]
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "tests/corpora/dlp-external"
 
 # gitleaks rule id → our family (rules for families we do not claim are excluded with that reason)
 GITLEAKS_FAMILY = {
@@ -58,6 +66,14 @@ DS_FAMILY = {
     "private_key_test.py": "private-key", "slack_test.py": "slack", "stripe_key_test.py": "stripe",
     "telegram_token_test.py": "telegram-bot-token",
 }
+# trufflehog detector directory (under pkg/detectors) → our family, for the families this project claims; any other
+# detector is a family of its own, named after its directory ("/" and "_" written "-").
+TRUFFLEHOG_FAMILY = {
+    "anthropic": "anthropic", "aws/access_keys": "aws-access-key-id", "github/v1": "github", "github/v2": "github",
+    "jwt": "jwt", "openai": "openai", "privatekey": "private-key", "slack": "slack", "slackwebhook": "slack-webhook",
+    "stripe": "stripe", "telegrambottoken": "telegram-bot-token", "uri": "url-credentials", "groq": "groq",
+    "xai": "xai",
+}
 # Fixture labels that are wrong for a chat filter (or not about the family), excluded with the reason.
 # Matched as (source path suffix, substring of the sample).
 EXCLUDE = [
@@ -69,6 +85,10 @@ EXCLUDE = [
      "fps of the admin rule because it is an api03 key: still an Anthropic key (positive in the api03 rule's tps)"),
     ("curl.go", "Authorization: Basic eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
      "fps of curl-auth-header only because gitleaks' jwt rule reports it: a JWT in an Authorization header is a leak"),
+    ("basic_auth_test.py", "https://username:password@yelp.com",
+     "the literal word `password` is a documented URL placeholder (docs/dlp.md, issue 25): not a finding by design"),
+    ("uri_test.go", "username:password@",
+     "the literal word `password` is a documented URL placeholder (docs/dlp.md, issue 25): not a finding by design"),
     ("keyword_test.py", "some_key = \"real_secret\"",
      "labelled negative only because detect-secrets finds `key` too noisy; the value is a placeholder-like word"),
 ]
@@ -363,11 +383,7 @@ def gitleaks_samples(gitdir: str, commit: str, rnd: random.Random):
                 continue
             rule_id = rid.group(1)
             base_line = src[:head].count("\n")
-            family = GITLEAKS_FAMILY.get(rule_id)
-            if family is None:
-                if re.search(r"\b[tf]ps\b", body):
-                    yield ("excluded", path, f"rule {rule_id}", "rule of a family this project does not claim")
-                continue
+            family = GITLEAKS_FAMILY.get(rule_id, rule_id)  # an unclaimed rule is a family of its own
             try:
                 toks = go_tokens(body)
             except Unevaluable as exc:
@@ -435,6 +451,125 @@ def gitleaks_samples(gitdir: str, commit: str, rnd: random.Random):
                         yield ("sample", family, path, base_line + ln, str(v), label, rule_id)
 
 
+# --- trufflehog -----------------------------------------------------------------------------------------------------
+def _skip_stmt(toks: list, j: int) -> int:
+    """Index of the `;` or closing bracket that ends the statement starting at j (brackets balanced)."""
+    d = 0
+    while j < len(toks):
+        kind, tt, _ = toks[j]
+        if kind == "op" and tt in "([{":
+            d += 1
+        elif kind == "op" and tt in ")]}":
+            if d == 0:
+                return j
+            d -= 1
+        elif tt == ";" and d == 0:
+            return j
+        j += 1
+    return j
+
+
+def _go_decls(toks: list, rnd: random.Random, env: dict) -> None:
+    """Evaluate the package-level `var`/`const` values (single or grouped) into env; unreadable ones are skipped."""
+    depth = 0
+    i = 0
+    while i < len(toks):
+        kind, text, _ = toks[i]
+        if kind == "op" and text in "([{":
+            depth += 1
+        elif kind == "op" and text in ")]}":
+            depth = max(0, depth - 1)
+        if depth == 0 and kind == "id" and text in ("var", "const"):
+            grouped = i + 1 < len(toks) and toks[i + 1][1] == "("
+            j = i + 2 if grouped else i + 1
+            while j < len(toks) and toks[j][1] != ")":
+                if toks[j][1] == ";":
+                    j += 1
+                    if not grouped:
+                        break
+                    continue
+                names = []
+                while j < len(toks) and toks[j][0] == "id" and toks[j][1] not in ("var", "const"):
+                    names.append(toks[j][1])
+                    j += 1
+                    if toks[j][1] == ",":
+                        j += 1
+                    else:
+                        break
+                k = j
+                while k < len(toks) and toks[k][1] not in ("=", ";", ")"):
+                    k += 1  # an explicit type
+                if k < len(toks) and toks[k][1] == "=" and len(names) == 1:
+                    ev = GoEval(toks, rnd, env)
+                    ev.i = k + 1
+                    try:
+                        env[names[0]] = ev.expr()
+                        j = ev.i
+                    except (Unevaluable, IndexError, KeyError, TypeError, ValueError):
+                        j = _skip_stmt(toks, k + 1)
+                else:
+                    j = _skip_stmt(toks, k)
+                if not grouped:
+                    break
+            i = j
+            continue
+        i += 1
+
+
+def _want_label(toks: list, j: int) -> int | None:
+    """The label of a case from the tokens after `want:`: nil or an empty []string{} is 0, a non-empty list 1."""
+    t = [x[1] for x in toks[j:j + 5]]
+    if t[:1] == ["nil"]:
+        return 0
+    if t[:4] == ["[", "]", "string", "{"]:
+        return 0 if t[4:5] == ["}"] else 1
+    return None
+
+
+def trufflehog_samples(gitdir: str, commit: str, rnd: random.Random):
+    out = subprocess.run(["git", "--git-dir", gitdir, "ls-tree", "-r", "--name-only", commit, "pkg/detectors"],
+                         check=True, capture_output=True, text=True).stdout.split()
+    for path in out:
+        if not path.endswith("_test.go") or "integration" in path.rsplit("/", 1)[-1]:
+            continue
+        det = path[len("pkg/detectors/"):].rsplit("/", 1)[0]
+        family = TRUFFLEHOG_FAMILY.get(det) or det.replace("/", "-").replace("_", "-")
+        src = git_show(gitdir, commit, path)
+        try:
+            toks = go_tokens(src)
+        except Unevaluable as exc:
+            yield ("excluded", path, "file", f"cannot read: {exc}")
+            continue
+        env: dict = {}
+        _go_decls(toks, rnd, env)
+        found = 0
+        for i in range(len(toks) - 1):
+            if not (toks[i][0] == "id" and toks[i][1] == "input" and toks[i + 1][1] == ":"):
+                continue
+            line = toks[i][2]
+            ev = GoEval(toks, rnd, env)
+            ev.i = i + 2
+            try:
+                val = ev.expr()
+            except (Unevaluable, IndexError, KeyError, TypeError, ValueError) as exc:
+                yield ("excluded", path, f"line {line}", f"input not evaluable: {str(exc)[:60]}")
+                continue
+            label = None
+            k = ev.i
+            while k < len(toks) - 1 and not (toks[k][1] == "input" and toks[k + 1][1] == ":"):
+                if toks[k][0] == "id" and toks[k][1] == "want" and toks[k + 1][1] == ":":
+                    label = _want_label(toks, k + 2)
+                    break
+                k += 1
+            if label is None or not isinstance(val, str):
+                yield ("excluded", path, f"line {line}", "no literal `want` (or input not a text) in the case")
+                continue
+            found += 1
+            yield ("sample", family, path, line, val, label, "pattern-test")
+        if not found:
+            yield ("excluded", path, "file", "no {input, want} pattern cases")
+
+
 # --- detect-secrets -------------------------------------------------------------------------------------------------
 def _py_eval(node, env):
     if isinstance(node, ast.Constant):
@@ -458,10 +593,8 @@ def ds_samples(gitdir: str, commit: str):
         fname = path.rsplit("/", 1)[-1]
         if not fname.endswith("_test.py"):
             continue
-        family = DS_FAMILY.get(fname)
-        if family is None:
-            yield ("excluded", path, "file", "plugin of a family this project does not claim")
-            continue
+        # an unclaimed plugin is a family of its own (azure_storage_key_test.py -> azure-storage-key)
+        family = DS_FAMILY.get(fname) or fname[:-len("_test.py")].replace("_", "-")
         tree = ast.parse(git_show(gitdir, commit, path))
         env: dict = {}
         positives: set[str] = set()
@@ -535,7 +668,7 @@ def ds_samples(gitdir: str, commit: str):
                     yield ("sample", family, path, elt.lineno, val[0], label, node.name)
 
 
-def build(gitleaks: str, ds: str, seed: int = 16) -> tuple[list[dict], list[dict]]:
+def build(gitleaks: str, ds: str, seed: int = 16, trufflehog: str | None = None) -> tuple[list[dict], list[dict]]:
     rnd = random.Random(seed)
     messages: list[dict] = []
     excluded: list[dict] = []
@@ -547,6 +680,9 @@ def build(gitleaks: str, ds: str, seed: int = 16) -> tuple[list[dict], list[dict
     if ds:
         c = git_head(ds)
         sources.append(("Yelp/detect-secrets", c, ds_samples(ds, c)))
+    if trufflehog:
+        c = git_head(trufflehog)
+        sources.append(("trufflesecurity/trufflehog", c, trufflehog_samples(trufflehog, c, random.Random(seed + 1))))
     records = [(repo, commit, rec) for repo, commit, it in sources for rec in it]
     labels: dict[str, set[int]] = {}
     for _, _, rec in records:
@@ -584,18 +720,33 @@ def build(gitleaks: str, ds: str, seed: int = 16) -> tuple[list[dict], list[dict
     return messages, excluded
 
 
-def main() -> int:
+def inside_repo(out: Path) -> bool:
+    """True when `out` is inside this repository's tree (where fixture data must never be written)."""
+    try:
+        out.resolve().relative_to(REPO.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="output directory, outside the repository (e.g. /work/build-dlp-corpus;"
+                    " the evaluation reads ../shared/data/dlp-external/ beside the repository)")
     ap.add_argument("--gitleaks", help="git dir of a gitleaks/gitleaks mirror")
     ap.add_argument("--detect-secrets", dest="ds", help="git dir of a Yelp/detect-secrets mirror")
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--trufflehog", help="git dir of a trufflesecurity/trufflehog mirror")
     ap.add_argument("--seed", type=int, default=16)
-    args = ap.parse_args()
-    if not (args.gitleaks or args.ds):
-        print("dlp_external: give --gitleaks and/or --detect-secrets", file=sys.stderr)
+    args = ap.parse_args(argv)
+    if not (args.gitleaks or args.ds or args.trufflehog):
+        print("dlp_external: give --gitleaks, --detect-secrets and/or --trufflehog", file=sys.stderr)
         return 2
-    messages, excluded = build(args.gitleaks, args.ds, args.seed)
     out = Path(args.out)
+    if inside_repo(out):
+        print(f"dlp_external: {out} is inside the repository; data built from other projects' fixtures is never "
+              "committed: write it outside (e.g. /work/build-dlp-corpus)", file=sys.stderr)
+        return 2
+    messages, excluded = build(args.gitleaks, args.ds, args.seed, args.trufflehog)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "messages.jsonl", "w", encoding="utf-8") as f:
         for m in messages:

@@ -208,12 +208,99 @@ def not_template(s: str) -> bool:
     return not _templated(_unquote(s))
 
 
-URL_PLACEHOLDERS = frozenset("password passwd pass pwd secret changeme xxx yourpassword your_password".split())
+# The documented placeholder passwords of a URL (docs/dlp.md, "Passwords and URL credentials"): what docs and templates
+# write where the password goes. Not `secret`: `postgres://admin:secret@db` is how people write a real (weak) password.
+URL_PLACEHOLDERS = frozenset("""
+password passwd pass pwd changeme change_me changeit yourpassword your_password your-password mypassword my_password
+xxx xxxx xxxxx xxxxxx xxxxxxxx
+""".split())
+
+
+def _printf(v: str) -> bool:
+    """A printf/format directive standing in for a value: %s, %v, %d, %q, %1$s."""
+    return len(v) <= 4 and v[0] == "%" and v[-1] in "sdvq"
 
 
 def url_password(s: str) -> bool:
-    """A password in a URL: anything but a template/mask or the literal placeholder words (user:password@host)."""
-    return not _templated(s) and s.lower() not in URL_PLACEHOLDERS
+    """A password in a URL is a finding unless it is a documented placeholder: a template or mask ($VAR, ${x}, <x>,
+    {{x}}, %s, ***), or one of the placeholder words (user:password@host)."""
+    return not _templated(s) and not _printf(s) and s.lower() not in URL_PLACEHOLDERS
+
+
+# Words that follow a password cue in prose, labels and type annotations without being a password ("the password is
+# incorrect", "Password: Enter", "password: string", "пароль неверный"). Compared lower-cased, whole value.
+CUE_STOPWORDS = frozenset("""
+required incorrect invalid wrong correct expired empty missing weak strong short long same different valid below above
+here there that this these those then than their your mine yours with from into also only still just about always never
+being been were will would should must could have has had does done sent stored saved hashed encrypted protected
+changed updated reset change update needed mandatory optional string text char varchar bool boolean integer number null
+none undefined true false hidden field input label enter confirm show hide forgot forgotten current repeat retype login
+logout submit cancel placeholder value values please following case-sensitive case-insensitive !vault
+under over behind inside somewhere written printed kept located what which where when probably usually like
+literally simply also
+неверный неверен неверно неправильный верный правильный обязателен обязательно слишком пустой изменён изменен сброшен
+такой такая тот этот здесь нужен нужно должен будет есть ваш мой твой новый старый текущий введите повторите забыли
+скрыт который которую такой-же
+""".split())
+_CRED_PARTS = frozenset("key keys pass password passwd pwd secret secrets token tokens hash salt".split())
+# anywhere in the value: a call, an operator of an expression, HTML entities, reading the environment
+_CODE_MARKS = ("()", "&lt;", "&gt;", "&quot;", "&amp;", "&#", "||", "&&", "??", "=>", "process.env", "os.environ",
+               "getenv", "env(")
+# at the start: interpolation (#{x}, ${x}, {{x}}, <%= x %>, @{x}), PHP superglobals, object members
+_CODE_STARTS = ("#{", "${", "{{", "<%", "@{", "$_", "$this", "config.", "request.", "req.", "params.", "props.",
+                "this.", "self.", "enc[")  # enc[: a SOPS-encrypted value, not the plaintext
+
+
+_ROUTE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789/_-.:{}")  # a URL path (/api/users/:id); base64 has capitals
+
+
+def _ident_parts(v: str) -> list[str]:
+    """An identifier split at `_`, `-` and lower→upper (camelCase) boundaries, lower-cased."""
+    parts, cur = [], ""
+    for i, c in enumerate(v):
+        if c in "_-":
+            parts.append(cur)
+            cur = ""
+            continue
+        if "A" <= c <= "Z" and i > 0 and "a" <= v[i - 1] <= "z":
+            parts.append(cur)
+            cur = ""
+        cur += c
+    parts.append(cur)
+    return [p.lower() for p in parts if p]
+
+
+def _code(v: str) -> bool:
+    """Code or markup standing where a value would be: a call, a PHP/Ruby/JS expression, HTML entities, a route, a
+    variable ($pass, @pass, :pass), a dotted name (user.password) or a name made of credential words (real_key,
+    dbPassword, PASSWORD_HASH)."""
+    low = v.lower()
+    if any(m in low for m in _CODE_MARKS) or low.startswith(_CODE_STARTS) or v[-1] == "(":
+        return True
+    if v[0] == "/" and all(c in _ROUTE for c in v):
+        return True
+    if v[0] in "$@:" and _is_ident(v[1:]):
+        return True
+    parts = v.split(".")  # a dotted name has no digits (user.password, settings.DB_PASS); a random value has some
+    if len(parts) > 1 and all(0 < len(p) <= 32 and _is_ident(p) and not any("0" <= c <= "9" for c in p) for p in parts):
+        return True
+    if _is_ident(v.replace("-", "_")):
+        words = _ident_parts(v)
+        return len(words) > 1 and any(w in _CRED_PARTS for w in words)
+    return False
+
+
+def password_cue(s: str) -> bool:
+    """A value after an explicit password cue (password:, пароль —, my pw is …, PASSWORD=): any non-trivial value —
+    4+ characters, 3+ distinct, a letter or digit among them, not a placeholder, template, mask, code or label, not a prose word (CUE_STOPWORDS).
+    No strength needed: the cue says it is a password ("the password is 'centipede'", пароль: ромашка)."""
+    v = _unquote(s)
+    if len(v) < 4 or len(set(v)) < 3 or v[-1] == ":" or not _has_alnum(v):
+        return False
+    low = v.lower()
+    if low in CUE_STOPWORDS or _is_placeholder(v) or _templated(v) or _printf(v) or _code(v):
+        return False
+    return not any(w in low for w in _FAKE)
 
 
 def _has_alnum(v: str) -> bool:
@@ -227,8 +314,12 @@ def credential(s: str) -> bool:
     v = _unquote(s)
     if len(v) < 6 or len(set(v)) < 5 or _is_placeholder(v) or _templated(v) or not _has_alnum(v):
         return False
+    if v.lower() in CUE_STOPWORDS:  # a label or prose word ("Password: Forgot your password?")
+        return False
     low = v.lower()
     if any(w in low for w in _FAKE) or v.startswith("-----BEGIN"):  # a PEM block is the private-key rule's (the whole block)
+        return False
+    if _printf(v) or _code(v):
         return False
     return len({_kind(c) for c in v}) >= 2 or (quoted and len(v) >= 8)
 
@@ -236,7 +327,7 @@ def credential(s: str) -> bool:
 def token_value(s: str) -> bool:
     """A header value that looks like a credential: 8+ characters, not a placeholder/template, mixed classes."""
     v = _unquote(s)
-    return (len(v) >= 8 and not _is_placeholder(v) and not _templated(v)
+    return (len(v) >= 8 and not _is_placeholder(v) and not _templated(v) and not _code(v)
             and not any(w in v.lower() for w in _FAKE) and len({_kind(c) for c in v}) >= 2)
 
 
@@ -270,7 +361,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "luhn": lambda s: luhn(_digits(s)), "card": card, "iban": iban, "inn10": inn10, "inn12": inn12, "snils": snils,
     "ogrn": ogrn, "ogrnip": ogrnip, "github_crc32": github_crc32, "jwt": jwt, "not_placeholder": not_placeholder,
     "password": password, "not_template": not_template, "credential": credential, "token_value": token_value,
-    "userpass": userpass, "url_password": url_password,
+    "userpass": userpass, "url_password": url_password, "password_cue": password_cue,
 }
 
 

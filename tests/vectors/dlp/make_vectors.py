@@ -88,7 +88,8 @@ def cases() -> list[dict]:
     add("password-prose-ru-colon", "Пароль: Zebra-42-Lamp, логин ivan", ["password-assignment"])
     add("password-prose-negative", "the password is correct; пароль такой же как вчера; password reset link", [])
     add("secret-assignment-env", "DB_PASS=s3cr3t-Value-77", ["secret-assignment"])
-    add("secret-assignment-quoted", 'password = "value with quotes and spaces"', ["secret-assignment"])
+    # a quoted value after a password cue is taken whole by password-prose (earlier in the file, same span)
+    add("secret-assignment-quoted", 'password = "value with quotes and spaces"', ["password-prose"])
     add("secret-assignment-json", '{"client_secret": "6da89121079f83b2eb6acccf8219ea98"}', ["secret-assignment"])
     add("secret-assignment-templates", "password: ${DB_PASSWORD}, api_key = \"\", token: <your token>", [])
     add("secret-comparison", 'if ("m0nkey-Bus1ness" == admin_password) {', ["secret-comparison"])
@@ -106,7 +107,8 @@ def cases() -> list[dict]:
         ["aws-bedrock-api-key"])
     add("jdbc-password", "jdbc:sqlserver://db:1433;databaseName=app;user=sa;password=Qw3rty-9981;",
         ["password-assignment"])
-    add("odbc-short-password", "Driver={ODBC Driver 18};Server=db;UID=sa;PWD=x9y8;", ["connection-string-password"])
+    # PWD= is an explicit password cue (issue 25): password-assignment takes 4+ characters now, and wins on the same span
+    add("odbc-short-password", "Driver={ODBC Driver 18};Server=db;UID=sa;PWD=x9y8;", ["password-assignment"])
     add("unsigned-jwt", "token eyJhbGciOiJub25lIn0.eyJzdWIiOiJ0ZXN0LXVzZXIifQ. here", ["jwt"])
     add("key-header-only", "the file starts with -----BEGIN RSA PRIVATE KEY----- and then it was cut", ["private-key-header"])
     add("key-header-example", "-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----", [])
@@ -170,7 +172,77 @@ def cases() -> list[dict]:
     add("hold-age", f"key: {age[:30]}", [], preview=True, held=age[:30])
     add("pem-escaped-preview", "k=-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSj\\nAgEA",
         ["private-key"], preview=True)
+    c += password_cases()
     return c
+
+
+def password_cases() -> list[dict]:
+    """Issue 25 items 4-5: passwords after explicit cues, URL credentials, and OpenClaw's internal-context block.
+    Each expectation follows from the documented rule (docs/dlp.md, "Passwords and URL credentials", "OpenClaw's
+    internal-context block"): an explicit cue accepts any non-trivial value; code, templates, labels and the
+    documented placeholders are not findings; the block is one span from BEGIN to END or to the end of the text."""
+    out: list[dict] = []
+
+    def add(name: str, text: str, expect: list[str], preview: bool = False, held: str | None = None) -> None:
+        out.append({"name": name, "text": text, "html": False, "preview": preview, "expect_rules": expect})
+        if held is not None:
+            out[-1]["expect_held"] = held
+
+    # explicit cues, one character class is enough
+    add("pw-cue-en-quoted", "the password is 'centipede'", ["password-prose"])
+    add("pw-cue-ru-colon", "пароль: ромашка", ["password-assignment"])
+    add("pw-cue-env", "REACT_APP_AUTH_PASSWORD=centipede", ["password-assignment"])
+    add("pw-cue-pw", "my pw is hunter2", ["password-prose"])
+    add("pw-cue-ru-ot-dash", "пароль от wifi — qwerty123", ["password-prose"])
+    add("pw-cue-for-the", "the password for the router is hunter22", ["password-prose"])
+    add("pw-cue-ru-eto", "Пароль это ромашка, не забудь", ["password-prose"])
+    add("pw-cue-json", '{"password": "centipede"}', ["secret-assignment"])
+    add("pw-cue-connection", "Server=db;Database=app;User Id=sa;Password=ромашка;", ["password-assignment"])
+    # a comma and brackets end the other rules' values; the connection-string rule takes the value up to ";"
+    add("pw-connection-brackets", "Server=db;Database=app;User Id=sa;Password=Xy,(7)zQ;", ["connection-string-password"])
+    # no verb or separator: the value needs a digit or symbol
+    add("pw-adjacent-strong", "мой пароль Xk9#mQ2vL7 — не забудь", ["password-prose"])
+    add("pw-adjacent-word", "password manager and password hashing; пароль ромашка", [])
+    # prose words, labels and type annotations after a cue
+    add("pw-prose-words", "the password is incorrect, password is required, пароль неверный, password: string", [])
+    add("pw-ui-label", "Password: Enter your password", [])
+    add("pw-fields", "passwordHash: abc123def, password_min_length: 12, PASSWORD_REGEX=abc.def", [])
+    add("pw-prose-more-words", "Password is case-sensitive. The password is under the keyboard. Password: Forgot your "
+        "password?", [])
+    add("pw-quoted-passphrase", 'passphrase is "correct horse battery staple"', ["password-prose"])
+    add("pw-quoted-ru", "пароль: «ромашка лесная»", ["password-prose"])
+    add("pw-call-vault-sops", "password = getpass.getpass()\npassword: !vault |\npassword: ENC[AES256,data:abc]", [])
+    # code and templates as values
+    add("pw-code-ruby", "password: #{password}", [])
+    add("pw-code-php", "password = $_POST['password'];", [])
+    add("pw-code-env-fallback", 'const password = process.env.PASSWORD || "fallback";', [])
+    add("pw-code-entities", "password: &lt;your password&gt;", [])
+    add("pw-code-route", "password: /api/users/password", [])
+    add("pw-code-dotted", "user.password = user.password_confirmation", [])
+    add("pw-code-ident", "password: real_key", [])
+    add("pw-templates", "password: ${DB_PASSWORD}; password: %s; password: {{ .Password }}; password: <password>", [])
+    add("pw-masks", "password: ***; password: changeme; пароль: ********", [])
+    # URL credentials: every password but the documented placeholders
+    add("url-secret-word", "postgresql://admin:secret@10.0.0.1:5433/production", ["url-credentials"])
+    add("url-smtp-email-user", "smtp://me@example.com:pa55@smtp.example.com:587", ["url-credentials"])
+    add("url-at-in-password", "postgres://app:p@ss-w0rd@db.internal:5432/app", ["url-credentials"])
+    add("url-two-on-a-line", "see http://u1:s3cret@a.example and smtp://me@example.com:pa55@smtp.example.com:587",
+        ["url-credentials", "url-credentials"])
+    add("url-smtp-encoded-user", "smtp://me%40example.com:pa55@smtp.example.com:587", ["url-credentials"])
+    add("url-placeholders", "postgres://user:password@db/app mysql://u:changeme@h redis://:${REDIS_PASSWORD}@cache "
+        "ftp://u:***@h http://u:%s@h http://u:<pass>@h amqp://guest:{{ .Pass }}@mq", [])
+    # OpenClaw's internal-context block (markers from openclaw/openclaw src/agents/internal-runtime-context.ts)
+    b, e = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>", "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
+    block = f'{b}\nConversation info: (openclaw:ctx)\n{{"chat_id":"telegram:100200300","sender":{{"name":"Ann"}}}}\n{e}'
+    add("openclaw-context-block", f"Sure!\n{block}\n\nHere is the answer.", ["openclaw-internal-context"])
+    add("openclaw-context-no-end", f"Answer first.\n{b}\nConversation info: (openclaw:ctx)\n#session:1 User: hi",
+        ["openclaw-internal-context"])
+    add("openclaw-context-two", f"{block} a {block} b", ["openclaw-internal-context", "openclaw-internal-context"])
+    add("openclaw-context-hold", "Here it comes <<<BEGIN_OPENCL", [], preview=True, held="<<<BEGIN_OPENCL")
+    add("openclaw-context-hold-lt", "a < b", [], preview=True, held="")
+    add("openclaw-context-preview-open", f"Answer.\n{b}\nConversation", ["openclaw-internal-context"], preview=True,
+        held="")
+    return out
 
 
 def main() -> int:

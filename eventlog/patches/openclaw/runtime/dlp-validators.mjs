@@ -178,8 +178,72 @@ function templated(v) {
 
 export const notTemplate = (s) => !templated(unquote(s));
 
-const URL_PLACEHOLDERS = new Set("password passwd pass pwd secret changeme xxx yourpassword your_password".split(" "));
-export const urlPassword = (s) => !templated(s) && !URL_PLACEHOLDERS.has(s.toLowerCase());
+// The documented placeholder passwords of a URL (docs/dlp.md); not `secret` (postgres://admin:secret@db is a password).
+const URL_PLACEHOLDERS = new Set(`
+password passwd pass pwd changeme change_me changeit yourpassword your_password your-password mypassword my_password
+xxx xxxx xxxxx xxxxxx xxxxxxxx
+`.split(/\s+/).filter(Boolean));
+// printf/format directives standing in for a value: %s, %v, %d, %q, %1$s
+const printf = (v) => cpLength(v) <= 4 && v[0] === "%" && "sdvq".includes(v[v.length - 1]);
+export const urlPassword = (s) => !templated(s) && !printf(s) && !URL_PLACEHOLDERS.has(s.toLowerCase());
+
+// Mirrors validators.py CUE_STOPWORDS / _code / password_cue (same lists, same order of checks).
+const CUE_STOPWORDS = new Set(`
+required incorrect invalid wrong correct expired empty missing weak strong short long same different valid below above
+here there that this these those then than their your mine yours with from into also only still just about always never
+being been were will would should must could have has had does done sent stored saved hashed encrypted protected
+changed updated reset change update needed mandatory optional string text char varchar bool boolean integer number null
+none undefined true false hidden field input label enter confirm show hide forgot forgotten current repeat retype login
+logout submit cancel placeholder value values please following case-sensitive case-insensitive !vault
+under over behind inside somewhere written printed kept located what which where when probably usually like
+literally simply also
+неверный неверен неверно неправильный верный правильный обязателен обязательно слишком пустой изменён изменен сброшен
+такой такая тот этот здесь нужен нужно должен будет есть ваш мой твой новый старый текущий введите повторите забыли
+скрыт который которую такой-же
+`.split(/\s+/).filter(Boolean));
+const CRED_PARTS = new Set("key keys pass password passwd pwd secret secrets token tokens hash salt".split(" "));
+const CODE_MARKS = ["()", "&lt;", "&gt;", "&quot;", "&amp;", "&#", "||", "&&", "??", "=>", "process.env", "os.environ",
+  "getenv", "env("];
+const CODE_STARTS = ["#{", "${", "{{", "<%", "@{", "$_", "$this", "config.", "request.", "req.", "params.", "props.",
+  "this.", "self.", "enc["]; // enc[: a SOPS-encrypted value, not the plaintext
+
+const ROUTE = /^[a-z0-9\/_\-.:{}]*$/; // a URL path (/api/users/:id); base64 has capitals
+
+function identParts(v) { // split at _ - and lower→upper boundaries, lower-cased (ASCII identifiers only reach here)
+  const parts = [];
+  let cur = "";
+  for (let i = 0; i < v.length; i++) {
+    const c = v[i];
+    if (c === "_" || c === "-") { parts.push(cur); cur = ""; continue; }
+    if (c >= "A" && c <= "Z" && i > 0 && v[i - 1] >= "a" && v[i - 1] <= "z") { parts.push(cur); cur = ""; }
+    cur += c;
+  }
+  parts.push(cur);
+  return parts.filter(Boolean).map((p) => p.toLowerCase());
+}
+
+function code(v) {
+  const low = v.toLowerCase();
+  if (CODE_MARKS.some((m) => low.includes(m)) || CODE_STARTS.some((m) => low.startsWith(m))
+    || v.endsWith("(")) return true;
+  if (v[0] === "/" && ROUTE.test(v)) return true;
+  if ("$@:".includes(v[0]) && isIdent(v.slice(1))) return true;
+  const parts = v.split(".");
+  if (parts.length > 1 && parts.every((p) => p.length > 0 && p.length <= 32 && isIdent(p) && !/[0-9]/.test(p))) return true;
+  if (isIdent(v.replaceAll("-", "_"))) {
+    const words = identParts(v);
+    return words.length > 1 && words.some((w) => CRED_PARTS.has(w));
+  }
+  return false;
+}
+
+export function passwordCue(s) {
+  const v = unquote(s);
+  if (cpLength(v) < 4 || distinctCps(v) < 3 || v.endsWith(":") || !hasAlnum(v)) return false;
+  const low = v.toLowerCase();
+  if (CUE_STOPWORDS.has(low) || isPlaceholder(v) || templated(v) || printf(v) || code(v)) return false;
+  return !hasFake(low);
+}
 
 function hasAlnum(v) {
   for (let i = 0; i < v.length; i++) { const c = v.codePointAt(i); if (kind(c) < 3) return true; if (c > 0xffff) i++; }
@@ -190,13 +254,16 @@ export function credential(s) {
   const quoted = s.length >= 2 && s[0] === s[s.length - 1] && QUOTES.includes(s[0]);
   const v = unquote(s);
   if (cpLength(v) < 6 || distinctCps(v) < 5 || isPlaceholder(v) || templated(v) || !hasAlnum(v)) return false;
+  if (CUE_STOPWORDS.has(v.toLowerCase())) return false; // a label or prose word ("Password: Forgot your password?")
   if (hasFake(v.toLowerCase()) || v.startsWith("-----BEGIN")) return false; // a PEM block is the private-key rule's
+  if (printf(v) || code(v)) return false;
   return kindCount(v) >= 2 || (quoted && cpLength(v) >= 8);
 }
 
 export function tokenValue(s) {
   const v = unquote(s);
-  return cpLength(v) >= 8 && !isPlaceholder(v) && !templated(v) && !hasFake(v.toLowerCase()) && kindCount(v) >= 2;
+  return cpLength(v) >= 8 && !isPlaceholder(v) && !templated(v) && !code(v) && !hasFake(v.toLowerCase())
+    && kindCount(v) >= 2;
 }
 
 export function userpass(s) {
@@ -214,6 +281,7 @@ export const VALIDATORS = {
   luhn: (s) => luhn(digitsOf(s)), card, iban, inn10, inn12, snils, ogrn, ogrnip,
   github_crc32: githubCrc32, jwt, not_placeholder: notPlaceholder, password,
   not_template: notTemplate, credential, token_value: tokenValue, userpass, url_password: urlPassword,
+  password_cue: passwordCue,
 };
 
 // Shannon entropy in bits per code point, summed in first-occurrence order like the Python engine.
