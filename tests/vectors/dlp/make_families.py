@@ -111,6 +111,10 @@ def positives() -> dict[str, list[tuple[str, str]]]:
         + rs(ALNUM, 4))
     add("azure-devops-pat", mixed(52) + "JQQJ9D" + rs(ALNUM, 1) + R.choice("ABCDEFGHIJKL") + rs(ALNUM, 16) + "AZDO"
         + rs(ALNUM, 4), "PAT for the pipeline: {s}")
+    add("azure-annotated-key", mixed(52) + "JQQJ99" + rs(ALNUM, 1) + R.choice("ABCDEFGHIJKL") + rs(ALNUM, 16) + "AZOA"
+        + rs(ALNUM, 4), "Azure OpenAI key {s}")
+    add("azure-annotated-key", mixed(52) + "JQQJ99" + rs(ALNUM, 1) + R.choice("ABCDEFGHIJKL") + rs(ALNUM, 16) + "ASCH"
+        + rs(ALNUM, 6) + "==", "ключ поиска Azure: {s}")
     add("azure-devops-pat-legacy", rs(B32L, 52), "Azure DevOps PAT: {s}")
     add("azure-devops-pat-legacy", rs(B32L, 52), "git clone https://{s}@dev.azure.com/contoso/_git/app")
     acct = "AccountKey=" + rs(B64, 86) + "=="
