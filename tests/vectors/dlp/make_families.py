@@ -223,8 +223,6 @@ def positives() -> dict[str, list[tuple[str, str]]]:
     add("databricks-token", "dapi" + rs(HEX, 32) + "-2")
     add("planetscale-token", "pscale_tkn_" + mixed(43))
     add("planetscale-token", "pscale_pw_" + mixed(43))
-    add("flyio-token", "fo1_" + mixed(43))
-    add("flyio-token", "fm2_" + rs(B64, 180) + "==", "FLY token {s}")
     add("mailchimp-api-key", rs(HEX, 32) + "-us21")
     add("mailchimp-api-key", rs(HEX, 32) + "-us6")
     add("figma-token", "figd_" + mixed(40))
@@ -242,7 +240,7 @@ PREFIXED = {"tavily-api-key": 5, "jina-api-key": 5, "perplexity-api-key": 5, "op
             "heroku-api-key": 5, "grafana-token": 4, "new-relic-key": 5, "mapbox-secret-token": 6,
             "square-token": 4, "braintree-access-token": 13,
             "yandex-cloud-api-key": 4, "langsmith-api-key": 5, "tailscale-key": 6, "pulumi-access-token": 4,
-            "rubygems-api-key": 9, "databricks-token": 4, "planetscale-token": 7, "flyio-token": 4, "figma-token": 5}
+            "rubygems-api-key": 9, "databricks-token": 4, "planetscale-token": 7, "figma-token": 5}
 
 NEGATIVES = [
     ("docs placeholder", "replace tvly-YOUR_API_KEY with your own key (docs.tavily.com quickstart)"),
