@@ -346,6 +346,27 @@ def userpass(s: str) -> bool:
     return not _is_placeholder(secret) and not any(w in secret.lower() for w in _FAKE)
 
 
+def mixed_alnum(s: str) -> bool:
+    """A generic-shaped vendor key (Mistral's 32, Cohere's 40 characters) is random base62: it has an ASCII upper-case
+    letter, a lower-case letter and a digit. A hex hash, a UUID without dashes or an identifier in one case does not
+    (a random 32-character base62 string lacks one of the three with probability ~3e-8)."""
+    return (any("A" <= c <= "Z" for c in s) and any("a" <= c <= "z" for c in s)
+            and any("0" <= c <= "9" for c in s))
+
+
+def discord_bot_token(s: str) -> bool:
+    """Discord bot token <id>.<timestamp>.<hmac>: the first part is the unpadded base64 of the bot's user id in ASCII
+    decimal — a snowflake of 17 to 20 digits, never starting with 0 (Discord API reference, "Snowflakes")."""
+    head = s.split(".", 1)[0]
+    if len(head) % 4 == 1:
+        return False
+    try:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except ValueError:
+        return False
+    return 17 <= len(raw) <= 20 and all(0x30 <= b <= 0x39 for b in raw) and raw[0] != 0x30
+
+
 def _kind(c: str) -> int:
     """Character class with explicit ranges (not str.islower): both engines must agree on every code point."""
     if "a" <= c <= "z" or "а" <= c <= "я" or c == "ё":
@@ -362,6 +383,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "ogrn": ogrn, "ogrnip": ogrnip, "github_crc32": github_crc32, "jwt": jwt, "not_placeholder": not_placeholder,
     "password": password, "not_template": not_template, "credential": credential, "token_value": token_value,
     "userpass": userpass, "url_password": url_password, "password_cue": password_cue,
+    "mixed_alnum": mixed_alnum, "discord_bot_token": discord_bot_token,
 }
 
 

@@ -79,10 +79,6 @@ def ours_js(msgs: list[dict], rules_path: str | None) -> Hits:
     return [out[i] for i in range(len(msgs))]
 
 
-def ours_js(msgs: list[dict], rules_path: str | None) -> list[bool]:
-    return [t is not None for t in ours_js_tiers(msgs, rules_path)]
-
-
 def ds_scanner():
     """detect-secrets 1.5.0 as `detect-secrets scan` runs over a file (default plugins and filters, not the eager
     ad-hoc mode of `scan_line`, which reports every word as a high-entropy string): a function text -> bool.

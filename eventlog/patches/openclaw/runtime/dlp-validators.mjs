@@ -277,11 +277,35 @@ export function userpass(s) {
   return !isPlaceholder(secret) && !hasFake(secret.toLowerCase());
 }
 
+// A generic-shaped vendor key (Mistral's 32, Cohere's 40 characters) is random base62: an ASCII upper-case letter, a
+// lower-case letter and a digit (twin of validators.py mixed_alnum).
+export function mixedAlnum(s) {
+  let m = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) m |= 1; else if (c >= 0x61 && c <= 0x7a) m |= 2; else if (c >= 0x30 && c <= 0x39) m |= 4;
+  }
+  return m === 7;
+}
+
+// Discord bot token <id>.<timestamp>.<hmac>: the first part is the unpadded base64 of the bot's user id in ASCII
+// decimal, 17 to 20 digits, never starting with 0 (twin of validators.py discord_bot_token). The rule's pattern only
+// lets [A-Za-z0-9_-] through, so Node's lenient base64url decoder and Python's strict one see the same input.
+export function discordBotToken(s) {
+  const head = s.split(".", 1)[0];
+  if (head.length % 4 === 1) return false;
+  const raw = Buffer.from(head, "base64url");
+  if (raw.length < 17 || raw.length > 20 || raw[0] === 0x30) return false;
+  for (const b of raw) if (b < 0x30 || b > 0x39) return false;
+  return true;
+}
+
 export const VALIDATORS = {
   luhn: (s) => luhn(digitsOf(s)), card, iban, inn10, inn12, snils, ogrn, ogrnip,
   github_crc32: githubCrc32, jwt, not_placeholder: notPlaceholder, password,
   not_template: notTemplate, credential, token_value: tokenValue, userpass, url_password: urlPassword,
   password_cue: passwordCue,
+  mixed_alnum: mixedAlnum, discord_bot_token: discordBotToken,
 };
 
 // Shannon entropy in bits per code point, summed in first-occurrence order like the Python engine.

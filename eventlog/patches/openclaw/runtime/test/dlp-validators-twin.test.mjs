@@ -55,12 +55,23 @@ const WORDS = [`${E}${E}${E}${E}`, `${E}${E}${E}${E}${E}${E}${E}${E}`, `"${E}ðŸ˜
 // twin comparison too
 const HAND = JSON.parse(readFileSync(new URL("../../../../../tests/vectors/dlp/validators_hand_answers.json", import.meta.url), "utf8"));
 WORDS.push(...new Set(HAND.cases.map((c) => c.value)));
-const ALL = [...CARDS, ...IBANS, ...NUMBERS, ...WORDS];
+// discord_bot_token gets what its rule's pattern hands it: base64url of the id's ASCII digits (15 to 22 of them, a
+// leading 0, a letter or a character next to the digits inside), cut to lengths 1 mod 4, then ".<6>.<27>"
+const DISCORD = [];
+for (let n = 15; n <= 22; n++) {
+  for (const id of ["1".padEnd(n, "7"), "0".padEnd(n, "7"), "9".padEnd(n - 1, "7") + "a", "1".padEnd(n - 1, "7") + "/",
+    "1".padEnd(n - 1, "7") + ":"]) {
+    const head = Buffer.from(id).toString("base64url");
+    DISCORD.push(`${head}.AbCdEf.${"x".repeat(27)}`, `${head.slice(0, -1)}.AbCdEf.${"x".repeat(27)}`, head);
+  }
+}
+const ALL = [...CARDS, ...IBANS, ...NUMBERS, ...WORDS, ...DISCORD];
 const NAMES = Object.keys(VALIDATORS).sort();
 // each validator on the values its rule's pattern can hand it (the digit checks get digits, IBAN upper case and digits)
 const DIGITS = ["inn10", "inn12", "ogrn", "ogrnip"];
 const domain = (n) => (DIGITS.includes(n) ? [...CARDS, ...NUMBERS].filter((x) => /^[0-9]+$/.test(x))
-  : n === "iban" ? IBANS : ["luhn", "card", "snils"].includes(n) ? [...CARDS, ...NUMBERS] : WORDS);
+  : n === "iban" ? IBANS : ["luhn", "card", "snils"].includes(n) ? [...CARDS, ...NUMBERS]
+    : n === "discord_bot_token" ? DISCORD : WORDS);
 const JOBS = NAMES.map((n) => [n, domain(n)]);
 
 const PY = `
