@@ -19,6 +19,8 @@ from typing import Any, Sequence
 
 from ..errors import EventlogError
 from . import htmltext
+from .fold import fold as reader_fold
+from .fold import fold_text
 from .keys import Allowlist, allowlist_path, fingerprint, load_key
 from .prefilter import KeywordPrefilter
 from .rules import Rule, RuleSet, load_rules
@@ -215,6 +217,21 @@ class Scanner:
                     pos = m.end() if m.end() > m.start() else m.start() + 1
         return out
 
+    def spans(self, t: str) -> list[tuple[int, int, int, str]]:
+        """(rule index, start, end, secret) for every accepted match in what a reader sees of t (the fold, fold.py),
+        offsets in t, the secret folded. A text with nothing to fold is matched as it is. Otherwise the folded text is
+        matched first, and t itself too, for the matches the fold would lose by joining a token to its neighbours
+        (`x<U+200B>ghp_…` loses its left boundary); those are kept only where they overlap no folded match."""
+        f = reader_fold(t)
+        if f is None:
+            return [(ri, s, e, t[s:e]) for ri, s, e in self.candidates(t)]
+        out = [(ri, *f.span(s, e), f.text[s:e]) for ri, s, e in self.candidates(f.text)]
+        firsts = [(s, e) for _, s, e, _ in out]
+        for ri, s, e in self.candidates(t):
+            if not any(s < e2 and s2 < e for s2, e2 in firsts):
+                out.append((ri, s, e, fold_text(t[s:e])))
+        return out
+
     def scan_batch(self, texts: Sequence[str], html: Sequence[bool] | None = None,
                    group: int = 64) -> list[list[Finding]]:
         """Findings of many texts, exactly `scan(t, html=h).findings` for each, with one regex pass over the batch.
@@ -244,7 +261,7 @@ class Scanner:
                 starts.append(pos)
                 parts.append(seg)
                 pos += len(seg) + len(BATCH_SEP)
-        hit = {owners[bisect_right(starts, s) - 1] for _, s, _ in self.candidates(BATCH_SEP.join(parts))}
+        hit = {owners[bisect_right(starts, c[1]) - 1] for c in self.spans(BATCH_SEP.join(parts))}
         return [self.scan(t, html=bool(html and html[i])).findings if i in hit else [] for i, t in enumerate(texts)]
 
     # -- hold-back -------------------------------------------------------------------------------------------------
@@ -268,6 +285,17 @@ class Scanner:
                     i = t.rfind(p, 0, i + len(p) - 1)
         return best
 
+    def held(self, t: str) -> int:
+        """hold(t), and hold of what a reader sees of t mapped back to t (`ghp_<U+200B>Abc` is held whole): the
+        larger."""
+        h = self.hold(t)
+        f = reader_fold(t)
+        if f is not None:
+            hf = self.hold(f.text)
+            if hf:
+                h = max(h, len(t) - f.orig(len(f.text) - hf))
+        return h
+
     # -- public API ------------------------------------------------------------------------------------------------
     def scan(self, text: str, html: bool = False, preview: bool = False) -> ScanResult:
         raw: list[tuple[int, int, int, str]] = []  # (start, end, rule index, secret) in payload offsets
@@ -275,23 +303,23 @@ class Scanner:
             parsed = htmltext.parse(text)
             for seg in [parsed.visible, *parsed.attrs]:
                 st = seg.text
-                for ri, s, e in self.candidates(st):
-                    raw.append((seg.start(s), seg.end(e - 1), ri, st[s:e]))
+                for ri, s, e, secret in self.spans(st):
+                    raw.append((seg.start(s), seg.end(e - 1), ri, secret))
         else:
-            for ri, s, e in self.candidates(text):
-                raw.append((s, e, ri, text[s:e]))
+            for ri, s, e, secret in self.spans(text):
+                raw.append((s, e, ri, secret))
         findings = self._resolve(raw)
         hb = 0
         if preview:
             if html:
                 vis = parsed.visible
-                h = self.hold(vis.text)
+                h = self.held(vis.text)
                 cut = vis.start(len(vis.text) - h) if h else len(text)
                 if parsed.open_tail is not None:
                     cut = min(cut, parsed.open_tail)
                 hb = len(text) - cut
             else:
-                hb = self.hold(text)
+                hb = self.held(text)
         return ScanResult(findings, hb)
 
     def _resolve(self, raw: list[tuple[int, int, int, str]]) -> list[Finding]:

@@ -20,6 +20,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { VALIDATORS, cpLength, entropy } from "./dlp-validators.mjs";
 import { parseHtml, closers, tagsWithin } from "./dlp-html.mjs";
+import { fold as readerFold, foldText as readerFoldText } from "./dlp-fold.mjs";
 
 export const BLOCK_NOTICE = (rules) => `[withheld by DLP: ${rules.join(", ")}]`;
 export const REDACTED = (rule) => `[REDACTED:${rule}]`;
@@ -339,6 +340,21 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     return out;
   }
 
+  /** [ruleIndex, start, end, secret] for every accepted match in what a reader sees of t (the fold, dlp-fold.mjs),
+   *  offsets in UTF-16 units of t, the secret folded. A text with nothing to fold is matched as it is. Otherwise the
+   *  folded text is matched first, and t itself too, for the matches the fold would lose by joining a token to its
+   *  neighbours (`x<U+200B>ghp_…`); those are kept only where they overlap no folded match (engine.py's spans). */
+  function spans(t) {
+    const f = readerFold(t);
+    if (f === null) return candidates(t).map(([ri, s, e]) => [ri, s, e, t.slice(s, e)]);
+    const out = candidates(f.text).map(([ri, s, e]) => [ri, ...f.span(s, e), f.text.slice(s, e)]);
+    const firsts = out.map(([, s, e]) => [s, e]);
+    for (const [ri, s, e] of candidates(t)) {
+      if (!firsts.some(([s2, e2]) => s < e2 && s2 < e)) out.push([ri, s, e, readerFoldText(t.slice(s, e))]);
+    }
+    return out;
+  }
+
   /** UTF-16 index where the held-back tail of t starts (t.length when nothing is held): a proper prefix of a hold-back
    *  literal at the end, or a full literal followed only by body characters — only where the rule could begin a match
    *  (a character of the prefix's boundary class right before it rules it out: `release` holds no `e`). */
@@ -359,6 +375,18 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
           i = i > 0 ? t.lastIndexOf(p, i - 1) : -1;
         }
       }
+    }
+    return cut;
+  }
+
+  /** holdCut(t), and holdCut of what a reader sees of t mapped back to t (`ghp_<U+200B>Abc` is held whole): the
+   *  earlier (engine.py's held). */
+  function heldCut(t) {
+    let cut = holdCut(t);
+    const f = readerFold(t);
+    if (f !== null) {
+      const fc = holdCut(f.text);
+      if (fc < f.text.length) cut = Math.min(cut, f.orig(fc));
     }
     return cut;
   }
@@ -394,19 +422,19 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
       parsed = parseHtml(text);
       for (const seg of [parsed.visible, ...parsed.attrs]) {
         const st = seg.text;
-        for (const [ri, s, e] of candidates(st)) raw.push([seg.starts[s], seg.ends[e - 1], ri, st.slice(s, e)]);
+        for (const [ri, s, e, secret] of spans(st)) raw.push([seg.starts[s], seg.ends[e - 1], ri, secret]);
       }
     } else {
-      for (const [ri, s, e] of candidates(text)) raw.push([s, e, ri, text.slice(s, e)]);
+      for (const [ri, s, e, secret] of spans(text)) raw.push([s, e, ri, secret]);
     }
     let cut16 = text.length;
     if (preview) {
       if (html) {
         const vis = parsed.visible;
-        const vc = holdCut(vis.text);
+        const vc = heldCut(vis.text);
         cut16 = vc < vis.text.length ? vis.starts[vc] : text.length;
         if (parsed.openTail !== null) cut16 = Math.min(cut16, parsed.openTail);
-      } else cut16 = holdCut(text);
+      } else cut16 = heldCut(text);
     }
     const offs = [];
     for (const r of raw) offs.push(r[0], r[1]);

@@ -1,0 +1,86 @@
+"""The reader's fold: what the engines scan instead of the raw text (docs/dlp.md, "What the engines scan: the fold").
+
+A token split by characters a reader does not see (`ghp_abc<U+200B>def…`) or written in fullwidth ASCII (`ｇｈｐ＿…`) is
+the token to whoever copies it off the screen. Before matching, both engines (this module and the JS twin
+eventlog/patches/openclaw/runtime/dlp-fold.mjs) delete every Default_Ignorable_Code_Point and map fullwidth ASCII
+U+FF01–U+FF5E to U+0021–U+007E and the ideographic space U+3000 to U+0020. The fold is global, not per rule: it only
+deletes characters no rule can want and maps to ASCII what renders as ASCII, so every rule (Cyrillic ones included)
+sees the text a reader sees; the case fold (engine.FOLD) then runs on the folded text as before.
+
+Offsets: a folded offset maps back to the original one by segments (a new segment starts after each deleted run), so a
+finding covers the original span from its first to its last folded character, the deleted characters inside included.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+# Default_Ignorable_Code_Point, Unicode 17.0 DerivedCoreProperties.txt (unchanged since 9.0; checked against Node's
+# /\p{Default_Ignorable_Code_Point}/u and Perl's \p{DI} by tests/test_dlp_fold.py). The whole property, Hangul fillers
+# (U+115F U+1160 U+3164 U+FFA0: blank in every font, a known "invisible name" trick) and the unassigned ranges it
+# reserves for future invisibles included: deleting them can only join what a reader already sees as joined.
+IGNORABLE: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+FULLWIDTH = (0xFF01, 0xFF5E)  # → minus 0xFEE0: U+0021–U+007E
+IDEOGRAPHIC_SPACE = 0x3000  # → U+0020
+
+_CLASS = "".join(f"\\U{a:08x}" + (f"-\\U{b:08x}" if b != a else "") for a, b in IGNORABLE)
+_DELETE = re.compile(f"[{_CLASS}]+")
+# the fast path: one search of a precompiled class over a text that has none of these characters
+_FOLDABLE = re.compile(f"[{_CLASS}\\U{FULLWIDTH[0]:08x}-\\U{FULLWIDTH[1]:08x}\\u3000]")
+_WIDE = {c: c - 0xFEE0 for c in range(FULLWIDTH[0], FULLWIDTH[1] + 1)} | {IDEOGRAPHIC_SPACE: 0x20}
+_WIDE_RX = re.compile(f"[\\U{FULLWIDTH[0]:08x}-\\U{FULLWIDTH[1]:08x}\\u3000]")
+
+
+@dataclass(frozen=True)
+class Folded:
+    text: str
+    seg_f: list[int]  # folded offset where each segment begins (seg_f[0] == 0)
+    seg_o: list[int]  # the original offset of that folded offset
+    n: int  # length of the original text
+
+    def orig(self, j: int) -> int:
+        """The original offset of folded offset j (j == len(text): the original's length)."""
+        if j >= len(self.text):
+            return self.n
+        k = bisect_right(self.seg_f, j) - 1
+        return self.seg_o[k] + j - self.seg_f[k]
+
+    def span(self, s: int, e: int) -> tuple[int, int]:
+        """The original span of folded span [s, e) (e > s): from its first to its last character."""
+        return self.orig(s), self.orig(e - 1) + 1
+
+
+def fold(t: str) -> Folded | None:
+    """t folded with its offset map, or None when t has no foldable character (the fast path)."""
+    if _FOLDABLE.search(t) is None:
+        return None
+    seg_f, seg_o = [0], [0]
+    gone = 0
+    parts: list[str] = []
+    pos = 0
+    for m in _DELETE.finditer(t):
+        a, b = m.span()
+        parts.append(t[pos:a])
+        gone += b - a
+        pos = b
+        if a - (gone - (b - a)) == seg_f[-1]:
+            seg_o[-1] = b  # a deleted run at the start of a segment moves the segment's origin
+        else:
+            seg_f.append(a - (gone - (b - a)))
+            seg_o.append(b)
+    parts.append(t[pos:])
+    text = "".join(parts)
+    if _WIDE_RX.search(text) is not None:
+        text = text.translate(_WIDE)
+    return Folded(text, seg_f, seg_o, len(t))
+
+
+def fold_text(t: str) -> str:
+    """The folded text alone (t itself when nothing folds)."""
+    f = fold(t)
+    return t if f is None else f.text
