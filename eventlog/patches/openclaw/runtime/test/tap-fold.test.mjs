@@ -79,3 +79,12 @@ test("a fullwidth prefix is redacted", async () => {
     assert.equal(out, "token [REDACTED:github-token] ok");
   } finally { await s.done(); }
 });
+
+test("a held tail is released as a reader sees it: a public prefix split by an invisible character, never a body", async () => {
+  const { tailReleasable } = await import("../tap-release.mjs");
+  const prefixes = ["ghp_", "sk-ant-"];
+  assert.equal(tailReleasable("ok gh\u200b", 3, [], { prefixes }), true);
+  assert.equal(tailReleasable("ok ghp\u00ad_", 5, [], { prefixes }), true);
+  assert.equal(tailReleasable("ok ｇｈｐ＿", 4, [], { prefixes }), true);
+  assert.equal(tailReleasable("ok ghp_\u200bAbc", 8, [], { prefixes }), false);
+});
