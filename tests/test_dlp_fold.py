@@ -79,6 +79,14 @@ def test_fullwidth_is_the_wide_decomposition() -> None:
         assert fold_mod.fold(chr(U(u))) is None, u
 
 
+def test_the_fast_path_class_covers_every_foldable_character() -> None:
+    """fold.py's fast-path class (one regex search) matches every code point the fold changes: a text it passes over
+    really has nothing to fold."""
+    folding = [c for a, b in fold_mod.IGNORABLE for c in range(a, b + 1)] + list(range(0xFF01, 0xFF5F)) + [0x3000]
+    assert all(fold_mod._FOLDABLE.match(chr(c)) for c in folding)
+    assert all(fold_mod.fold(f"a{chr(c)}b") is not None for c in folding)
+
+
 # -- the hand-written vectors -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("case", VEC["fold"], ids=[c["name"] for c in VEC["fold"]])

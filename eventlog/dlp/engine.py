@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from ..errors import EventlogError
 from . import htmltext
+from .fold import Folded
 from .fold import fold as reader_fold
 from .fold import fold_text
 from .keys import Allowlist, allowlist_path, fingerprint, load_key
@@ -217,12 +218,14 @@ class Scanner:
                     pos = m.end() if m.end() > m.start() else m.start() + 1
         return out
 
-    def spans(self, t: str) -> list[tuple[int, int, int, str]]:
+    def spans(self, t: str, f: Folded | None | bool = True) -> list[tuple[int, int, int, str]]:
         """(rule index, start, end, secret) for every accepted match in what a reader sees of t (the fold, fold.py),
         offsets in t, the secret folded. A text with nothing to fold is matched as it is. Otherwise the folded text is
         matched first, and t itself too, for the matches the fold would lose by joining a token to its neighbours
-        (`x<U+200B>ghp_…` loses its left boundary); those are kept only where they overlap no folded match."""
-        f = reader_fold(t)
+        (`x<U+200B>ghp_…` loses its left boundary); those are kept only where they overlap no folded match.
+        f: reader_fold(t) when the caller has it (True: not yet computed)."""
+        if f is True:
+            f = reader_fold(t)
         if f is None:
             return [(ri, s, e, t[s:e]) for ri, s, e in self.candidates(t)]
         out = [(ri, *f.span(s, e), f.text[s:e]) for ri, s, e in self.candidates(f.text)]
@@ -285,11 +288,12 @@ class Scanner:
                     i = t.rfind(p, 0, i + len(p) - 1)
         return best
 
-    def held(self, t: str) -> int:
+    def held(self, t: str, f: Folded | None | bool = True) -> int:
         """hold(t), and hold of what a reader sees of t mapped back to t (`ghp_<U+200B>Abc` is held whole): the
-        larger."""
+        larger. f: reader_fold(t) when the caller has it (True: not yet computed)."""
         h = self.hold(t)
-        f = reader_fold(t)
+        if f is True:
+            f = reader_fold(t)
         if f is not None:
             hf = self.hold(f.text)
             if hf:
@@ -301,25 +305,27 @@ class Scanner:
         raw: list[tuple[int, int, int, str]] = []  # (start, end, rule index, secret) in payload offsets
         if html:
             parsed = htmltext.parse(text)
+            vis_fold = reader_fold(parsed.visible.text)
             for seg in [parsed.visible, *parsed.attrs]:
                 st = seg.text
-                for ri, s, e, secret in self.spans(st):
+                for ri, s, e, secret in self.spans(st, vis_fold if seg is parsed.visible else True):
                     raw.append((seg.start(s), seg.end(e - 1), ri, secret))
         else:
-            for ri, s, e, secret in self.spans(text):
+            text_fold = reader_fold(text)
+            for ri, s, e, secret in self.spans(text, text_fold):
                 raw.append((s, e, ri, secret))
         findings = self._resolve(raw)
         hb = 0
         if preview:
             if html:
                 vis = parsed.visible
-                h = self.held(vis.text)
+                h = self.held(vis.text, vis_fold)
                 cut = vis.start(len(vis.text) - h) if h else len(text)
                 if parsed.open_tail is not None:
                     cut = min(cut, parsed.open_tail)
                 hb = len(text) - cut
             else:
-                hb = self.held(text)
+                hb = self.held(text, text_fold)
         return ScanResult(findings, hb)
 
     def _resolve(self, raw: list[tuple[int, int, int, str]]) -> list[Finding]:

@@ -64,3 +64,22 @@ for (const c of doc.scan) {
     }
   });
 }
+
+test("the scanner's fast path (prep's table) lets through no foldable character: a token split by any is found", () => {
+  const tok = "ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6";
+  const cps = [];
+  for (const [a, b] of IGNORABLE) for (let c = a; c <= b; c++) cps.push(c);
+  for (const c of cps) {
+    const t = `ok ${tok.slice(0, 9)}${String.fromCodePoint(c)}${tok.slice(9)} ok`;
+    const f = scanner.scan(t).findings;
+    assert.equal(f.length, 1, `U+${c.toString(16)}`);
+    assert.equal(f[0].fingerprint, createHmac("sha256", key).update(tok, "utf8").digest("hex"));
+  }
+  for (let c = 0xff01; c <= 0xff5e; c++) { // each fullwidth character rewrites the first ASCII one it matches
+    const ch = String.fromCharCode(c - 0xfee0);
+    const i = tok.indexOf(ch);
+    if (i < 0) continue;
+    const t = `ok ${tok.slice(0, i)}${String.fromCharCode(c)}${tok.slice(i + 1)} ok`;
+    assert.equal(scanner.scan(t).findings.length, 1, t);
+  }
+});
