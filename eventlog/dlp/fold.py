@@ -5,7 +5,8 @@ the token to whoever copies it off the screen. Before matching, both engines (th
 eventlog/patches/openclaw/runtime/dlp-fold.mjs) delete every Default_Ignorable_Code_Point and map fullwidth ASCII
 U+FF01–U+FF5E to U+0021–U+007E and the ideographic space U+3000 to U+0020. The fold is global, not per rule: it only
 deletes characters no rule can want and maps to ASCII what renders as ASCII, so every rule (Cyrillic ones included)
-sees the text a reader sees; the case fold (engine.FOLD) then runs on the folded text as before.
+sees the text a reader sees; the case fold (engine.FOLD) then runs on the folded text as before. One exception: an
+emoji's presentation selector or joiner run is kept (_EMOJI_RUN).
 
 Offsets: a folded offset maps back to the original one by segments (a new segment starts after each deleted run), so a
 finding covers the original span from its first to its last folded character, the deleted characters inside included.
@@ -35,6 +36,18 @@ _DELETE = re.compile(f"[{_CLASS}]+")
 # (U+1BCA0..U+1D17A: Duployan and musical symbols, rare); a superset hit only costs the exact fold below.
 _BMP = "".join(f"\\u{a:04x}" + (f"-\\u{b:04x}" if b != a else "") for a, b in IGNORABLE if b < 0x10000)
 _FOLDABLE = re.compile(f"[{_BMP}\\uff01-\\uff5e\\u3000\\U0001bca0-\\U0001d17a\\U000e0000-\\U000e0fff]")
+# A run of only U+200D ZWJ, U+FE0E/U+FE0F presentation selectors right after a symbol or emoji (a code point >= U+2100
+# that does not fold: `❤️`, `👨‍👩‍👧`, `✔️`) is kept. Deleting it joins nothing a rule could match (no rule's token
+# characters are at or above U+2100) and would cost every such chat message a second scan for nothing. After an ASCII
+# or Cyrillic letter, a digit or a fullwidth form the same characters are deleted like any other.
+_EMOJI_RUN = re.compile("[\u200d\ufe0e\ufe0f]+")
+
+
+def _symbol(c: str) -> bool:
+    o = ord(c)
+    return o >= 0x2100 and not (0xFF01 <= o <= 0xFF5E or o == IDEOGRAPHIC_SPACE)
+
+
 _WIDE = {c: c - 0xFEE0 for c in range(FULLWIDTH[0], FULLWIDTH[1] + 1)} | {IDEOGRAPHIC_SPACE: 0x20}
 _WIDE_RX = re.compile(f"[\\U{FULLWIDTH[0]:08x}-\\U{FULLWIDTH[1]:08x}\\u3000]")
 
@@ -68,6 +81,8 @@ def fold(t: str) -> Folded | None:
     pos = 0
     for m in _DELETE.finditer(t):
         a, b = m.span()
+        if a and _EMOJI_RUN.fullmatch(t, a, b) and _symbol(t[a - 1]):
+            continue  # kept: an emoji's presentation selector or joiner (see _EMOJI_RUN)
         parts.append(t[pos:a])
         gone += b - a
         pos = b
@@ -81,7 +96,7 @@ def fold(t: str) -> Folded | None:
     if _WIDE_RX.search(text) is not None:
         text = text.translate(_WIDE)
     elif not gone:
-        return None  # a superset hit of the fast path's class (U+1BCA4..U+1D172): nothing folds
+        return None  # a superset hit of the fast path's class (U+1BCA4..U+1D172), or only emoji runs: nothing folds
     return Folded(text, seg_f, seg_o, len(t))
 
 

@@ -1,8 +1,9 @@
 // The reader's fold — the JS twin of eventlog/dlp/fold.py (docs/dlp.md, "What the engines scan: the fold").
 // Before matching, every Default_Ignorable_Code_Point is deleted and fullwidth ASCII U+FF01–U+FF5E maps to
 // U+0021–U+007E, the ideographic space U+3000 to U+0020: a token split by invisible characters or written in fullwidth
-// is the token a reader copies. Offsets here are UTF-16 units of the original text (dlp.mjs converts to code points
-// afterwards); astral ignorables are deleted as whole pairs, so a folded unit is always one original unit.
+// is the token a reader copies (an emoji's presentation selector or joiner run excepted: EMOJI_RUN). Offsets here
+// are UTF-16 units of the original text (dlp.mjs converts to code points afterwards); astral ignorables are deleted
+// as whole pairs, so a folded unit is always one original unit.
 
 // Default_Ignorable_Code_Point, Unicode 17.0 (the same table as fold.py's IGNORABLE; tests compare both with
 // /\p{Default_Ignorable_Code_Point}/u)
@@ -18,6 +19,14 @@ const DELETE = new RegExp(`[${CLASS}]+`, "gu");
 // the fast path: one test of a precompiled class over a text that has none of these characters
 const FOLDABLE = new RegExp(`[${CLASS}\\uff01-\\uff5e\\u3000]`, "u");
 const WIDE = /[\uff01-\uff5e\u3000]/g;
+// A run of only U+200D, U+FE0E, U+FE0F right after a symbol or emoji (a code point >= U+2100 that does not fold) is
+// kept: deleting it joins nothing a rule could match (fold.py's _EMOJI_RUN).
+const EMOJI_RUN = /^[\u200d\ufe0e\ufe0f]+$/;
+const symbolBefore = (t, i) => { // the code point that ends at UTF-16 index i
+  const c = t.codePointAt(i >= 2 && t.charCodeAt(i - 1) >= 0xdc00 && t.charCodeAt(i - 1) <= 0xdfff
+    && t.charCodeAt(i - 2) >= 0xd800 && t.charCodeAt(i - 2) <= 0xdbff ? i - 2 : i - 1);
+  return c >= 0x2100 && !(c >= 0xff01 && c <= 0xff5e) && c !== 0x3000;
+};
 const narrow = (c) => (c === "\u3000" ? " " : String.fromCharCode(c.charCodeAt(0) - 0xfee0));
 
 /** t folded with its offset map, or null when t has no foldable character. */
@@ -28,6 +37,7 @@ export function fold(t) {
   DELETE.lastIndex = 0;
   for (let m; (m = DELETE.exec(t)) !== null;) {
     const a = m.index, b = a + m[0].length;
+    if (a > 0 && EMOJI_RUN.test(m[0]) && symbolBefore(t, a)) continue; // kept: an emoji's selector or joiner
     text += t.slice(pos, a);
     const f = a - gone; // the folded offset of b
     gone += b - a;
@@ -37,6 +47,7 @@ export function fold(t) {
   }
   text += t.slice(pos);
   if (WIDE.test(text)) { WIDE.lastIndex = 0; text = text.replace(WIDE, narrow); }
+  else if (gone === 0) return null; // only emoji runs: nothing folds
   WIDE.lastIndex = 0;
   const n = t.length;
   /** the original offset of folded offset j (j === text.length: the original's length) */
