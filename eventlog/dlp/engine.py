@@ -19,6 +19,9 @@ from typing import Any, Sequence
 
 from ..errors import EventlogError
 from . import htmltext
+from .fold import Folded
+from .fold import fold as reader_fold
+from .fold import fold_text
 from .keys import Allowlist, allowlist_path, fingerprint, load_key
 from .prefilter import KeywordPrefilter
 from .rules import Rule, RuleSet, load_rules
@@ -275,6 +278,24 @@ class Scanner:
                 out += self._near(r, t)
         return out
 
+    def spans(self, t: str, f: Folded | None | bool = True) -> list[tuple[int, int, int, str, int]]:
+        """(rule index, start, end, secret, tier) for every accepted match in what a reader sees of t (the fold,
+        fold.py), offsets in t, the secret folded. A text with nothing to fold is matched as it is. Otherwise the
+        folded text is matched first, and t itself too, for the matches the fold would lose by joining a token to its
+        neighbours (`x<U+200B>ghp_…` loses its left boundary); those are kept only where they overlap no folded match
+        of their tier or a better one (a confirmed one still beats a folded near-format one in _resolve).
+        f: reader_fold(t) when the caller has it (True: not yet computed)."""
+        if f is True:
+            f = reader_fold(t)
+        if f is None:
+            return [(ri, s, e, t[s:e], tier) for ri, s, e, tier in self.candidates(t)]
+        out = [(ri, *f.span(s, e), f.text[s:e], tier) for ri, s, e, tier in self.candidates(f.text)]
+        firsts = [(s, e, tier) for _, s, e, _, tier in out]
+        for ri, s, e, tier in self.candidates(t):
+            if not any(s < e2 and s2 < e and t2 <= tier for s2, e2, t2 in firsts):
+                out.append((ri, s, e, fold_text(t[s:e]), tier))
+        return out
+
     def scan_batch(self, texts: Sequence[str], html: Sequence[bool] | None = None,
                    group: int = 64) -> list[list[Finding]]:
         """Findings of many texts, exactly `scan(t, html=h).findings` for each, with one regex pass over the batch.
@@ -304,7 +325,7 @@ class Scanner:
                 starts.append(pos)
                 parts.append(seg)
                 pos += len(seg) + len(BATCH_SEP)
-        hit = {owners[bisect_right(starts, s) - 1] for _, s, _, _ in self.candidates(BATCH_SEP.join(parts))}
+        hit = {owners[bisect_right(starts, c[1]) - 1] for c in self.spans(BATCH_SEP.join(parts))}
         return [self.scan(t, html=bool(html and html[i])).findings if i in hit else [] for i, t in enumerate(texts)]
 
     # -- hold-back -------------------------------------------------------------------------------------------------
@@ -331,31 +352,45 @@ class Scanner:
                     i = t.rfind(p, 0, i + len(p) - 1)
         return best
 
+    def held(self, t: str, f: Folded | None | bool = True) -> int:
+        """hold(t), and hold of what a reader sees of t mapped back to t (`ghp_<U+200B>Abc` is held whole): the
+        larger. f: reader_fold(t) when the caller has it (True: not yet computed)."""
+        h = self.hold(t)
+        if f is True:
+            f = reader_fold(t)
+        if f is not None:
+            hf = self.hold(f.text)
+            if hf:
+                h = max(h, len(t) - f.orig(len(f.text) - hf))
+        return h
+
     # -- public API ------------------------------------------------------------------------------------------------
     def scan(self, text: str, html: bool = False, preview: bool = False) -> ScanResult:
         # (start, end, rule index, secret, tier) in payload offsets
         raw: list[tuple[int, int, int, str, int]] = []
         if html:
             parsed = htmltext.parse(text)
+            vis_fold = reader_fold(parsed.visible.text)
             for seg in [parsed.visible, *parsed.attrs]:
                 st = seg.text
-                for ri, s, e, tier in self.candidates(st):
-                    raw.append((seg.start(s), seg.end(e - 1), ri, st[s:e], tier))
+                for ri, s, e, secret, tier in self.spans(st, vis_fold if seg is parsed.visible else True):
+                    raw.append((seg.start(s), seg.end(e - 1), ri, secret, tier))
         else:
-            for ri, s, e, tier in self.candidates(text):
-                raw.append((s, e, ri, text[s:e], tier))
+            text_fold = reader_fold(text)
+            for ri, s, e, secret, tier in self.spans(text, text_fold):
+                raw.append((s, e, ri, secret, tier))
         findings = self._resolve(raw)
         hb = 0
         if preview:
             if html:
                 vis = parsed.visible
-                h = self.hold(vis.text)
+                h = self.held(vis.text, vis_fold)
                 cut = vis.start(len(vis.text) - h) if h else len(text)
                 if parsed.open_tail is not None:
                     cut = min(cut, parsed.open_tail)
                 hb = len(text) - cut
             else:
-                hb = self.hold(text)
+                hb = self.held(text, text_fold)
         return ScanResult(findings, hb)
 
     def _resolve(self, raw: list[tuple[int, int, int, str, int]]) -> list[Finding]:

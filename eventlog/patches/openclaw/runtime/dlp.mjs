@@ -22,6 +22,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { VALIDATORS, cpLength, entropy } from "./dlp-validators.mjs";
 import { parseHtml, closers, tagsWithin } from "./dlp-html.mjs";
+import { IGNORABLE, fold as readerFold, foldText as readerFoldText } from "./dlp-fold.mjs";
 
 export const BLOCK_NOTICE = (rules) => `[withheld by DLP: ${rules.join(", ")}]`;
 export const REDACTED = (rule) => `[REDACTED:${rule}]`;
@@ -102,6 +103,16 @@ for (let c = 0; c < 0x10000; c++) {
   LOWER[c] = l.length === 1 ? l.charCodeAt(0) : c;
 }
 const lowerBuf = { codes: new Uint16Array(4096) };
+// The reader's fold, fast path: the UTF-16 units that may begin a foldable character (dlp-fold.mjs) — the BMP ones, the
+// fullwidth ASCII and U+3000, and the high surrogates of the astral ones (a superset: D82F, D834, DB40–DB43). prep
+// looks each unit up while it lower-cases, so a text with none costs one table load per unit and no second pass (a
+// separate RegExp#test with /u cost ~15 % of a scan).
+const MAY_FOLD = new Uint8Array(0x10000);
+for (const [a, b] of IGNORABLE) {
+  for (let c = a; c <= b; c++) MAY_FOLD[c < 0x10000 ? c : 0xd800 + ((c - 0x10000) >> 10)] = 1;
+}
+for (let c = 0xff01; c <= 0xff5e; c++) MAY_FOLD[c] = 1;
+MAY_FOLD[0x3000] = 1;
 const UTF16 = new TextDecoder("utf-16le");
 
 // ---- helpers shared with the Python engine's semantics -------------------------------------------------------------
@@ -224,6 +235,7 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
   const marks = new Uint32Array(1 << 16);
   let gen = 0;
   let folded = false; // set by prep: the text has a FOLD character
+  let mayFold = false; // set by prep: the text may have a character of the reader's fold
   /** One pass: lower-case t into lowerBuf (the LOWER table) and mark every bigram of the result; returns its length. */
   function prep(t) {
     gen = (gen + 1) >>> 0;
@@ -232,14 +244,17 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     if (out.length < t.length) out = lowerBuf.codes = new Uint16Array(t.length); // one unit per unit (LOWER)
     let n = 0, prev = -1;
     folded = false;
+    let may = 0;
     for (let i = 0; i < t.length; i++) {
       const c = t.charCodeAt(i);
       const l = LOWER[c];
       if (l < 0x80 && c >= 0x80) folded = true; // a FOLD character: the `i` rules scan foldText(t)
+      may |= MAY_FOLD[c];
       out[n++] = l;
       if (prev >= 0) marks[bigram(prev, l)] = gen;
       prev = l;
     }
+    mayFold = may !== 0;
     return n;
   }
   const hb = compiled.filter((r) => r.holdback);
@@ -396,6 +411,25 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     return out;
   }
 
+  /** [ruleIndex, start, end, secret, tier] for every accepted match in what a reader sees of t (the fold,
+   *  dlp-fold.mjs), offsets in UTF-16 units of t, the secret folded. A text with nothing to fold is matched as it is.
+   *  Otherwise the folded text is matched first, and t itself too, for the matches the fold would lose by joining a
+   *  token to its neighbours (`x<U+200B>ghp_…`); those are kept only where they overlap no folded match of their tier
+   *  or a better one (engine.py's spans). */
+  function spans(t) {
+    const own = candidates(t); // prep sets mayFold on the way
+    const f = mayFold ? readerFold(t) : null;
+    if (f === null) return { spans: own.map(([ri, s, e, tier]) => [ri, s, e, t.slice(s, e), tier]), fold: null };
+    const out = candidates(f.text).map(([ri, s, e, tier]) => [ri, ...f.span(s, e), f.text.slice(s, e), tier]);
+    const firsts = out.map(([, s, e, , tier]) => [s, e, tier]);
+    for (const [ri, s, e, tier] of own) {
+      if (!firsts.some(([s2, e2, t2]) => s < e2 && s2 < e && t2 <= tier)) {
+        out.push([ri, s, e, readerFoldText(t.slice(s, e)), tier]);
+      }
+    }
+    return { spans: out, fold: f };
+  }
+
   /** UTF-16 index where the held-back tail of t starts (t.length when nothing is held): a proper prefix of a hold-back
    *  literal at the end, or a full literal followed only by body characters — only where the rule could begin a match
    *  (a character of the prefix's boundary class right before it rules it out: `release` holds no `e`). */
@@ -419,6 +453,17 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
           i = i > 0 ? t.lastIndexOf(p, i - 1) : -1;
         }
       }
+    }
+    return cut;
+  }
+
+  /** holdCut(t), and holdCut of what a reader sees of t mapped back to t (`ghp_<U+200B>Abc` is held whole): the
+   *  earlier (engine.py's held). f: the fold spans(t) found (null: nothing folds). */
+  function heldCut(t, f) { // f: spans(t).fold
+    let cut = holdCut(t);
+    if (f !== null) {
+      const fc = holdCut(f.text);
+      if (fc < f.text.length) cut = Math.min(cut, f.orig(fc));
     }
     return cut;
   }
@@ -462,24 +507,28 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
 
   function scan(text, { html = false, preview = false } = {}) {
     const raw = [];
-    let parsed = null;
+    let parsed = null, fold = null; // fold: of the text whose hold-back is computed (html: the visible text)
     if (html) {
       parsed = parseHtml(text);
       for (const seg of [parsed.visible, ...parsed.attrs]) {
         const st = seg.text;
-        for (const [ri, s, e, tier] of candidates(st)) raw.push([seg.starts[s], seg.ends[e - 1], ri, st.slice(s, e), tier]);
+        const r = spans(st);
+        if (seg === parsed.visible) fold = r.fold;
+        for (const [ri, s, e, secret, tier] of r.spans) raw.push([seg.starts[s], seg.ends[e - 1], ri, secret, tier]);
       }
     } else {
-      for (const [ri, s, e, tier] of candidates(text)) raw.push([s, e, ri, text.slice(s, e), tier]);
+      const r = spans(text);
+      fold = r.fold;
+      for (const [ri, s, e, secret, tier] of r.spans) raw.push([s, e, ri, secret, tier]);
     }
     let cut16 = text.length;
     if (preview) {
       if (html) {
         const vis = parsed.visible;
-        const vc = holdCut(vis.text);
+        const vc = heldCut(vis.text, fold);
         cut16 = vc < vis.text.length ? vis.starts[vc] : text.length;
         if (parsed.openTail !== null) cut16 = Math.min(cut16, parsed.openTail);
-      } else cut16 = holdCut(text);
+      } else cut16 = heldCut(text, fold);
     }
     const offs = [];
     for (const r of raw) offs.push(r[0], r[1]);

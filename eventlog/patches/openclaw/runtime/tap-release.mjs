@@ -11,6 +11,8 @@
 // hold-back prefix it starts with) and the tap raises an alert for it (tier near_format), so the reply ends in a
 // redaction, never in silently dropped text (issue 25).
 
+import { foldText } from "./dlp-fold.mjs";
+
 /** Default quiet period (ms): OpenClaw's draft stream edits at most once per second (DEFAULT_THROTTLE_MS = 1000). */
 export const DEFAULT_RELEASE_MS = 3000;
 /** Digits a released tail may show: PCI DSS allows the first eight of a card number (the BIN) to be displayed. */
@@ -101,7 +103,7 @@ export function withheldFindings(text, spans, holdRules, fingerprint = null) {
 }
 
 function safeSegment(s, prefixes) {
-  const t = s.trim();
+  const t = foldText(s).trim(); // what a reader sees (dlp-fold.mjs): `gh<U+200B>` is the public `gh`
   if (!t) return true;
   if (/^[0-9][0-9 -]*$/.test(t)) return t.replace(/[^0-9]/g, "").length <= MAX_RELEASED_DIGITS;
   return prefixes.some((p) => p.startsWith(t)); // a prefix of a public literal, or the literal itself
