@@ -272,6 +272,27 @@ def _lint_class(body: Any, what: str) -> list[str]:
     return [f"{what}: {p}" for p in probs]
 
 
+def _lint_regex(pat: str, flags: str, group: Any, prefix: str) -> list[str]:
+    """A rule's (prefix "") or its near pattern's (prefix "near."): portable, compiles in Python without a warning,
+    cannot match the empty string, and its secret group exists."""
+    out = [f"{prefix}pattern: {p}" if prefix else p for p in lint_pattern(pat, flags)]
+    rx = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            rx = re.compile(pat, re.IGNORECASE if flags else 0)
+        except re.error as exc:
+            out.append(f"{prefix}pattern does not compile in Python: {exc}")
+    # Python's FutureWarnings flag syntax whose meaning will change (nested sets, set operations)
+    out += [f"{prefix}pattern: Python warns: {w.message}" if prefix else f"Python warns: {w.message}" for w in caught]
+    if rx is not None:
+        if rx.search("") is not None:
+            out.append(f"{prefix}pattern matches the empty string")
+        if not isinstance(group, int) or group < 0 or group > rx.groups:
+            out.append(f"{prefix}group {group!r} does not exist in the {prefix[:-1] + ' ' if prefix else ''}pattern")
+    return out
+
+
 def lint_rule(r: Any) -> list[str]:
     if not isinstance(r, dict):
         return ["a rule must be an object"]
@@ -287,22 +308,7 @@ def lint_rule(r: Any) -> list[str]:
     pat = r["pattern"]
     if not isinstance(pat, str) or not pat:
         return out + ["pattern must be a non-empty string"]
-    out += lint_pattern(pat, flags)
-    rx = None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            rx = re.compile(pat, re.IGNORECASE if flags else 0)
-        except re.error as exc:
-            out.append(f"pattern does not compile in Python: {exc}")
-    # Python's FutureWarnings flag syntax whose meaning will change (nested sets, set operations)
-    out += [f"Python warns: {w.message}" for w in caught]
-    if rx is not None:
-        if rx.search("") is not None:
-            out.append("pattern matches the empty string")
-        g = r.get("group") or 0
-        if not isinstance(g, int) or g < 0 or g > rx.groups:
-            out.append(f"group {g!r} does not exist in the pattern")
+    out += _lint_regex(pat, flags, r.get("group") or 0, "")
     kw = r["keywords"]
     if not kw:
         out.append("no prefilter keyword: every rule needs at least one")
@@ -365,21 +371,7 @@ def _lint_near(nr: Any, flags: str) -> list[str]:
     pat = nr["pattern"]
     if not isinstance(pat, str) or not pat:
         return out + ["near.pattern must be a non-empty string"]
-    out += [f"near.pattern: {p}" for p in lint_pattern(pat, flags)]
-    rx = None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            rx = re.compile(pat, re.IGNORECASE if flags else 0)
-        except re.error as exc:
-            out.append(f"near.pattern does not compile in Python: {exc}")
-    out += [f"near.pattern: Python warns: {w.message}" for w in caught]
-    if rx is not None:
-        if rx.search("") is not None:
-            out.append("near.pattern matches the empty string")
-        g = nr.get("group") or 0
-        if not isinstance(g, int) or g < 0 or g > rx.groups:
-            out.append(f"near.group {g!r} does not exist in the near pattern")
+    out += _lint_regex(pat, flags, nr.get("group") or 0, "near.")
     ent = nr.get("entropy")
     if ent is not None and (isinstance(ent, bool) or not isinstance(ent, (int, float)) or not 0 < ent < 8):
         out.append("near.entropy must be a number of bits per character in (0, 8)")
