@@ -243,7 +243,8 @@ def rebase_cmd(to: str, manifest: Path | None, verify: bool, out: Path | None, d
     """Re-anchor the patch set onto another release; exit 0 only if every change applied (and verified)."""
     from eventlog.patchset.rebase import rebase
 
-    r = _run(lambda _pkg, m: rebase(to, m, out, write=not dry_run, verify=verify), None, manifest, need_pkg=False, as_json=as_json)
+    r = _run(lambda _pkg, m: rebase(to, m, out, write=not dry_run, verify=verify), None, manifest, need_pkg=False,
+             as_json=as_json)
     _emit(r, as_json, _render_rebase)
     sys.exit(0 if r["ok"] and (r["verified"] or not verify) else 2)
 
