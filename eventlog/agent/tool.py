@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EventlogError
+from ..recall import render
 from ..store.layout import parse_when, resolve_root
 
 MAX_LIMIT = 50
@@ -58,17 +59,6 @@ def _plain(ev: dict[str, Any]) -> str:
     return text
 
 
-def _sender(ev: dict[str, Any]) -> str:
-    frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
-    if frm.get("username"):
-        return "@" + str(frm["username"])
-    if frm.get("name"):
-        return str(frm["name"])
-    if frm.get("id") is not None:
-        return str(frm["id"])
-    return "assistant" if ev.get("direction") == "out" else "?"
-
-
 def _window(text: str, words: list[str]) -> str:
     flat = " ".join(text.split())
     if len(flat) <= SNIPPET_CHARS:
@@ -86,7 +76,7 @@ def line_for(scanner: Any, ev: dict[str, Any], words: list[str] | None = None, *
     body = " ".join(body.split()) if full else _window(body, words or [])
     ts = ev.get("ts") if isinstance(ev.get("ts"), str) else "?"
     when = ts[:16].replace("T", " ") + "Z" if len(ts) >= 16 else ts
-    line = redact(scanner, f"[{ev.get('id')}] {when} {ev.get('direction') or '?'} {_sender(ev)}: {body}")
+    line = redact(scanner, f"[{ev.get('id')}] {when} {ev.get('direction') or '?'} {render.who(ev)}: {body}")
     return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…"
 
 

@@ -27,28 +27,37 @@ def root_option(f: Callable) -> Callable:
     return wrapper
 
 
+class CliError(EventlogError):
+    """An error only the command line can see (options that do not go together, a missing argument): one stderr
+    line and exit `code` (2, or 1 where a command's contract says "nothing to do")."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def fail(message: str, code: int = 2) -> None:
     click.echo(f"eventlog: {message}", err=True)
     sys.exit(code)
 
 
 def handle_errors(f: Callable) -> Callable:
-    """Library errors, OS errors and bad input become one stderr line and exit 2 — never a traceback."""
+    """Typed library errors (EventlogError, CliError) and OS errors become one stderr line and exit 2. Anything else
+    — a ValueError or TypeError included — is a bug and surfaces as one, with its traceback. Ctrl-C is the group's
+    (main.OneLineErrors: exit 130)."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return f(*args, **kwargs)
+        except CliError as exc:
+            fail(str(exc), exc.code)
         except EventlogError as exc:
             fail(str(exc))
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 sys.exit(0)
             fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-        except ValueError as exc:
-            fail(str(exc))
-        except KeyboardInterrupt:
-            sys.exit(130)
 
     return wrapper
 

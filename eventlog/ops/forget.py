@@ -57,6 +57,8 @@ class ForgetReport:
 def _scope_files(root: Path, chat: str | None, before: date | None) -> list[LogFile]:
     if chat is None and before is None:
         raise EventlogError("say what to forget: --chat ID, --before WHEN, or both (or --retention)")
+    if before == date.min:  # 0001-01-01: no day is before it (and date.min - 1 day overflows)
+        return []
     until = before - timedelta(days=1) if before else None
     return list(log_files(root, chat, until=until))
 

@@ -185,6 +185,8 @@ class UnitResult:
 
 def _plan_months(root: Path, before: date) -> dict[str, list[tuple[str, Path]]]:
     months: dict[str, list[tuple[str, Path]]] = {}
+    if before == date.min:  # 0001-01-01: no day is before it (and the day before it does not exist)
+        return months
     for lf in log_files(root, until=date.fromordinal(before.toordinal() - 1)):
         months.setdefault(f"{lf.day.year:04d}-{lf.day.month:02d}", []).append((lf.relpath, lf.path))
     return months

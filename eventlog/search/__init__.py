@@ -12,6 +12,7 @@ from typing import Any, Callable
 import orjson
 
 from ..errors import EventlogError
+from ..recall import render
 from . import embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
@@ -63,18 +64,9 @@ class SearchResult:
     updated_days: list[str] = field(default_factory=list)
 
 
-def _sender(ev: dict[str, Any]) -> str | None:
-    frm = ev.get("from")
-    if isinstance(frm, dict):
-        for k in ("username", "name", "id"):
-            if isinstance(frm.get(k), (str, int)) and not isinstance(frm.get(k), bool):
-                return str(frm[k])
-    return None
-
-
 def _hit(rank_: int, score: float, ev: dict[str, Any]) -> SearchHit:
     return SearchHit(rank_, score, str(ev.get("id")), str(ev.get("chat_id")), str(ev.get("ts")), ev.get("direction"),
-                     ev["text"], _sender(ev), ev)
+                     ev["text"], render.sender(ev), ev)
 
 
 def validate(q: SearchQuery) -> None:
