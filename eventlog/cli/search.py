@@ -101,12 +101,14 @@ def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], dir
       eventlog search "the laptop broke" --since 30d
       eventlog search "ноутбук" --mode bm25 --chat 100007 --json
     """
+    from ..recall.grep import newest
     from ..search import SearchQuery, search
     from ..search.index import tty_progress
 
     ensure_root(root)
     res = search(root, SearchQuery(query, mode=mode, weight=weight, chats=chats or None, since=since, until=until,
-                                   direction=direction, limit=limit, candidates=candidates), progress=tty_progress())
+                                   direction=direction, limit=limit, candidates=candidates), progress=tty_progress(),
+                 text_scan=newest)
     for note in res.notes:
         click.echo(f"eventlog: {note}", err=True)
     for h in res.hits:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import sys
 import threading
 import time
@@ -22,15 +21,12 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
+from ..store import layout
 from ..store.layout import RAW, parse_relpath
-from ..store.schema import CHANNEL_RE, CHAT_ID_RE
 from . import embed, pack, project, store, watch, watchscan
 
 MESSAGE_EVENTS = (b"message:received", b"message:sent")
 DIRECTIONS = {"in": 1, "out": 2}
-_Y = re.compile(r"\d{4}")
-_MD = re.compile(r"\d\d")
-_DAY = re.compile(r"\d\d\.jsonl")
 
 
 def identity_of_bytes(data: bytes) -> tuple[int, str]:
@@ -109,7 +105,7 @@ def _subdirs(path: str, pattern: Any) -> list[str]:
         hit = _LS.get(path)
         if hit is not None and hit[0] == mtime and time.time_ns() - mtime > _RACY_NS:
             return hit[1]
-        got = sorted(e.name for e in os.scandir(path) if e.is_dir() and pattern.fullmatch(e.name))
+        got = layout.subdirs(path, pattern)
     except (FileNotFoundError, NotADirectoryError):
         return []
     _LS[path] = (mtime, got)
@@ -134,34 +130,23 @@ def scan(root: Path, since: date | None, until: date | None, records: dict[str, 
     touched: set[str] = set()
     observed: set[str] = set()
     now = time.time_ns()
-    for ch in _subdirs(raw, CHANNEL_RE):
-        cdir = os.path.join(raw, ch, "chats")
-        for chat in _subdirs(cdir, CHAT_ID_RE):
-            for y in _subdirs(os.path.join(cdir, chat), _Y):
-                for m in _subdirs(os.path.join(cdir, chat, y), _MD):
-                    ym = (int(y), int(m))
-                    if (lo and ym < lo) or (hi and ym > hi):
-                        continue
-                    mdir = f"{cdir}/{chat}/{y}/{m}"
-                    try:
-                        mtime = os.stat(mdir).st_mtime_ns
-                    except FileNotFoundError:
-                        continue
-                    observed.add(mdir)
-                    seen = _DIRS.get(mdir)
-                    if seen is not None and seen[0] == mtime and now - mtime > _RACY_NS:
-                        continue
-                    try:
-                        days = [f"{y}-{m}-{e.name[:2]}" for e in os.scandir(mdir) if _DAY.fullmatch(e.name)]
-                    except FileNotFoundError:
-                        days = []
-                    for d in seen[1] if seen else ():
-                        day_dirs.get(d, set()).discard(mdir)
-                        touched.add(d)
-                    for d in days:
-                        day_dirs.setdefault(d, set()).add(mdir)
-                        touched.add(d)
-                    _DIRS[mdir] = (mtime, days)
+    for _, mdir, y, m in layout.month_dirs(root, lo=lo, hi=hi, listdir=_subdirs):
+        try:
+            mtime = os.stat(mdir).st_mtime_ns
+        except FileNotFoundError:
+            continue
+        observed.add(mdir)
+        seen = _DIRS.get(mdir)
+        if seen is not None and seen[0] == mtime and now - mtime > _RACY_NS:
+            continue
+        days = [day.isoformat() for _, day in layout.day_entries(mdir, y, m)]
+        for d in seen[1] if seen else ():
+            day_dirs.get(d, set()).discard(mdir)
+            touched.add(d)
+        for d in days:
+            day_dirs.setdefault(d, set()).add(mdir)
+            touched.add(d)
+        _DIRS[mdir] = (mtime, days)
     prefix = raw + "/"
     for mdir in [m for m in _DIRS if m.startswith(prefix) and m not in observed]:  # gone, or outside the month range
         y, m = int(mdir[-7:-3]), int(mdir[-2:])
