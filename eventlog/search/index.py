@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -311,19 +310,6 @@ def purge(root: Path, files: Iterable[str] = (), chats: Iterable[str] = ()) -> l
 def size_bytes(root: Path) -> int:
     d = store.units_dir(root)
     return (sum(e.stat().st_size for e in os.scandir(d)) if d.is_dir() else 0) + pack.size_bytes(root)
-
-
-def tty_progress(stream: Any = sys.stderr) -> Callable[[int, int, str, int], None] | None:
-    if not stream.isatty():
-        return None
-
-    def show(i: int, n: int, day: str, docs: int) -> None:
-        stream.write(f"\rindex: {i}/{n} days ({day}, {docs} messages)\x1b[K")
-        if i == n:
-            stream.write("\n")
-        stream.flush()
-
-    return show
 
 
 def iter_units(root: Path, days: Iterator[str] | list[str]) -> Iterator[tuple[dict[str, Any], dict[str, np.ndarray]]]:
