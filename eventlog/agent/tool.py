@@ -15,7 +15,6 @@ request's `chat`. Every line shown passes the DLP scanner and is redacted; the w
 from __future__ import annotations
 
 import html
-import os
 import re
 import time
 from datetime import date
@@ -44,7 +43,7 @@ class ToolError(EventlogError):
 def _scanner(root: Path) -> Any:
     from ..dlp.engine import open_scanner
 
-    return open_scanner(root, os.environ.get("EVENTLOG_DLP_RULES") or None)
+    return open_scanner(root)  # the rules module honours $EVENTLOG_DLP_RULES, as the tap does
 
 
 def redact(scanner: Any, text: str) -> str:

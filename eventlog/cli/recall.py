@@ -108,7 +108,7 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
     """
     from ..recall import compact as c
     from ..store.layout import parse_when
-    from .common import emit_json
+    from .common import bar, emit_json, progress_meter
 
     ensure_root(root)
     if check:
@@ -120,7 +120,13 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
                    + (f"; {changed} compacted day file(s) changed since (read from JSONL until "
                       "`eventlog compact`)" if changed else ""))
         sys.exit(2 if problems else 0)
-    results = c.compact(root, parse_when(before) if before else None, rebuild, c.text_progress())
+    meter = progress_meter()
+
+    def show(done: int, total: int, label: str) -> None:
+        if meter is not None and total:
+            meter.show(f"compacting {bar(done, total)} {done}/{total} {label:8}", last=done == total)
+
+    results = c.compact(root, parse_when(before) if before else None, rebuild, show)
     for r in results:
         if as_json:
             emit_json({"type": "unit", "unit": r.unit, "action": r.action, "rows": r.rows, "files": r.files,

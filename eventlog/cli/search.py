@@ -5,11 +5,24 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import Callable
 
 import click
 
-from .common import emit_json, ensure_root, handle_errors, root_option, since_until
+from .common import emit_json, ensure_root, handle_errors, progress_meter, root_option, since_until
 from .main import cli
+
+
+def index_progress() -> Callable[[int, int, str, int], None] | None:
+    """The index build's (day i of n, day, messages) on the progress meter (a terminal only)."""
+    meter = progress_meter()
+    if meter is None:
+        return None
+
+    def show(i: int, n: int, day: str, docs: int) -> None:
+        meter.show(f"index: {i}/{n} days ({day}, {docs} messages)", last=i == n)
+
+    return show
 
 
 @cli.command("index")
@@ -59,7 +72,7 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
             click.echo(f"{c.fresh} day(s) fresh, {len(c.stale)} stale, {len(c.damaged)} damaged", err=True)
         sys.exit({"damaged": 2, "stale": 1, "fresh": 0}[c.state])
     prog = index.update(root, rebuild=rebuild, vectors=not no_vectors, jobs=jobs,
-                        progress=None if as_json else index.tty_progress())
+                        progress=None if as_json else index_progress())
     took = time.monotonic() - t0
     if as_json:
         emit_json({"built": prog.built, "fresh": prog.fresh, "removed": prog.removed, "messages": prog.messages,
@@ -100,12 +113,13 @@ def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], dir
       eventlog search "the laptop broke" --since 30d
       eventlog search "ноутбук" --mode bm25 --chat 100007 --json
     """
+    from ..recall.grep import newest
     from ..search import SearchQuery, search
-    from ..search.index import tty_progress
 
     ensure_root(root)
     res = search(root, SearchQuery(query, mode=mode, weight=weight, chats=chats or None, since=since, until=until,
-                                   direction=direction, limit=limit, candidates=candidates), progress=tty_progress())
+                                   direction=direction, limit=limit, candidates=candidates), progress=index_progress(),
+                 text_scan=newest)
     for note in res.notes:
         click.echo(f"eventlog: {note}", err=True)
     for h in res.hits:

@@ -296,3 +296,26 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery, after: i
             yield group
 
 
+
+
+def newest(root: Path, text: str, *, fuzzy: bool = False, chats: tuple[str, ...] | None = None,
+           since: Any = None, until: Any = None, direction: str | None = None, limit: int = 10
+           ) -> list[dict[str, Any]]:
+    """The `limit` newest messages containing all of `text`'s words (case-insensitive), or with every word matched by
+    a similar word (`fuzzy`: rapidfuzz ratio ≥ 80) — `eventlog search --mode text|fuzzy`, which has no relevance. The
+    search package takes this as its text scan (search → recall is not an arrow; the CLI hands it over)."""
+    import heapq
+
+    words = text.split()
+    if not fuzzy:
+        pattern = max(words, key=len)
+        gq = GrepQuery(pattern, mode="literal", ignore_case=True, chats=chats, since=since, until=until,
+                       direction=direction)
+        rest = [w.casefold() for w in words if w != pattern]
+        events: Iterable[dict[str, Any]] = (h.event for h in search(root, gq)
+                                            if all(w in h.event["text"].casefold() for w in rest))
+    else:
+        gq = GrepQuery(text, mode="fuzzy", ignore_case=True, chats=chats, since=since, until=until,
+                       direction=direction)
+        events = (h.event for h in search(root, gq))
+    return heapq.nlargest(limit, events, key=lambda ev: str(ev.get("ts")))  # memory: `limit` events, not all hits
