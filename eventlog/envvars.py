@@ -65,8 +65,8 @@ VARIABLES: tuple[EnvVar, ...] = (
            "patchset/verify.py", "development"),
     EnvVar("EVENTLOG_AGENT_CTX_DUMP", "A file the recall plugin appends each call's gateway context to (ids and "
            "flags, never text).", "unset", "agent/plugin/index.mjs", "development"),
-    EnvVar("EVENTLOG_E2E_DUMP", "`1`: the e2e harness writes what each fake received to its workdir (opt-in: DLP tests' replies carry planted "
-           "secrets).", "unset",
+    EnvVar("EVENTLOG_E2E_DUMP", "`1`: the e2e harness writes what each fake received to its workdir (opt-in: "
+           "DLP tests' replies carry planted secrets).", "unset",
            "smoke/harness.py", "development"),
     EnvVar("EVENTLOG_E2E_NET_LOG", "The file the loopback guard records refused connections in (set by the "
            "harness).", "unset", "smoke/loopback_guard.cjs", "development"),

@@ -17,9 +17,10 @@ OUT = REPO / "docs" / "environment.md"
 
 def render() -> str:
     out = ["# Environment variables", "",
-           "Generated from `eventlog/envvars.py` by `python tools/gen_env_docs.py` — edit the registry, not this file.",
-           "`eventlog path` prints the same variables with their current values. Flags win over variables; where a",
-           "variable has a config-file twin, the variable wins over the file (docs/architecture.md, where facts live).",
+           "Generated from `eventlog/envvars.py` by `python tools/gen_env_docs.py` — edit the registry, not this",
+           "file.",
+           "`eventlog path` prints the same variables with their current values. A flag wins over its variable, and",
+           "a variable over its config-file twin (`eventlog/config.py`).",
            ""]
     for audience, title in (("operator", "For operators"), ("development", "For development and tests")):
         out += [f"## {title}", "", "| variable | what it does | default | read by |", "|---|---|---|---|"]
