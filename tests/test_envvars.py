@@ -59,6 +59,8 @@ def test_checked_in_doc_equals_the_generated_one():
 
 
 def test_path_prints_locations_first_then_every_variable_with_its_value(tmp_path, monkeypatch):
+    for v in VARIABLES:  # the Makefile's toolchain paths survive conftest's clearing
+        monkeypatch.delenv(v.name, raising=False)
     monkeypatch.setenv("EVENTLOG_TZ", "Europe/Berlin")
     r = CliRunner().invoke(cli, ["path", "--root", str(tmp_path)], catch_exceptions=False)
     assert r.exit_code == 0
