@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 import gen_env_docs  # noqa: E402
 
-NAME = re.compile(r"(?:EVENTLOG|OPENCLAW)_[A-Z0-9_]+|XDG_[A-Z_]+")
+# a name starts a word: `BEGIN_OPENCLAW_INTERNAL_CONTEXT` (a marker a DLP rule matches) is not one
+NAME = re.compile(r"(?<![A-Za-z0-9_])(?:(?:EVENTLOG|OPENCLAW)_[A-Z0-9_]+|XDG_[A-Z_]+)")
 # a read: os.environ.get("X") / environ["X"] / env.get("X") / env["X"] / getenv("X") in Python, process.env.X /
 # env.X / env["X"] in JS
 READ = re.compile(r"""(?:environ|\benv|getenv)(?:\.get\(|\[|\()\s*["']((?:EVENTLOG|OPENCLAW|XDG)_[A-Z0-9_]+)"""
