@@ -75,7 +75,7 @@ test: deps releases wheelhouse strace acorn
 	$(VPY) -m pytest -q
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
-# Leaves out (README "Tests" says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
+# Leaves out (docs/testing.md says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
 # installed openclaw package) and slow. The node tests all run: tap.test.mjs needs grammY from the openclaw install
 # (no gateway), hence `openclaw` here.
 test-fast: venv node openclaw strace acorn
