@@ -71,12 +71,15 @@ strace:
 	  { apt-get install -y -q strace >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q strace >/dev/null; }; }; } || \
 	  { echo "make: the tests need strace(1): install it (apt-get install strace) and run again" >&2; exit 2; }
 
-# Two pytest workers (pytest-xdist, the `test` extra); every test of tests/e2e/ stays on one of them, with the gateways
-# its session fixtures share (tests/conftest.py, docs/testing.md "Two workers").
+# Two pytest workers (pytest-xdist, the `test` extra) for test-fast; every test of tests/e2e/ would stay on one of them,
+# with the gateways its session fixtures share (tests/conftest.py). `test` stays on one worker until a whole run on
+# two has been seen to pass (docs/testing.md "Two workers"); to try it:
+#   make test PYTEST_TEST_WORKERS="-n 2 --dist loadgroup"
 PYTEST_WORKERS := -n 2 --dist loadgroup
+PYTEST_TEST_WORKERS ?=
 
 test: deps releases wheelhouse strace acorn
-	$(VPY) -m pytest -q $(PYTEST_WORKERS)
+	$(VPY) -m pytest -q $(PYTEST_TEST_WORKERS)
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # Leaves out (docs/testing.md says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
