@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import KEEP, PREFIXES
+from env_support import KEEP, PREFIXES
 
 
 @pytest.fixture(scope="module")
