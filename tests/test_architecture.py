@@ -43,6 +43,7 @@ ALLOWED: dict[str, set[str] | str] = {
     "config": set(),
     "errors": set(),
     "toolchain": set(),
+    "envvars": set(),
     "__init__": set(),
 }
 
