@@ -119,6 +119,8 @@ POS = {
     "secret-assignment-camel": [("const ", "mySecretString", "=", mixed(30)), ("", "dbPassword", ": ", '"' + mixed(14) + '"')],
     "secret-call-argument": [("utils.GetEnvOrDefault(", '"api_token", ', "", '"' + mixed(24) + '"'),
                              ("std::string ", "secret(", "", '"' + mixed(20) + '"')],
+    "azure-storage-key": [("", 'AZURE_STORAGE_ACCOUNT_KEY = "', "", of(A62 + "+/", 86) + '=='),
+                          ("blob ", "storage key: ", "", of(A62 + "+/", 86) + "==")],
     "clojars-api-token": [("deploy with ", "", "", "CLOJARS_" + of(HEX + "ghijklmnopqrstuvwxyz", 60)),
                           ("CLOJARS_PASSWORD is ", "", "", "CLOJARS_" + of(HEX + "ghijklmnopqrstuvwxyz", 60))],
 }
