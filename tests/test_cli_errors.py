@@ -81,8 +81,11 @@ def test_stats_by_is_a_typed_error(root: Path) -> None:
 
 def test_interrupt_is_exit_130_without_a_traceback(root: Path) -> None:
     EventLog(root, fsync="never").append(msg())
+    # A shell without job control starts background commands with SIGINT ignored, and Python then keeps it ignored
+    # (CI may run us so): give the child the default disposition, as a terminal's foreground process has.
     p = subprocess.Popen([sys.executable, "-m", "eventlog", "tail", "-f", "--root", str(root)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parent.parent)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parent.parent,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = p.stderr.readline()  # the watch is in place once it says so
         assert b"following" in line, line
