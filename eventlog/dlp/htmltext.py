@@ -106,7 +106,7 @@ def _decode(p: str, start: int, end: int, visible: bool) -> Segment:
             continue
         m = ENTITY_RE.match(p, i, end)
         ch = _entity(m) if m else None
-        if ch is not None:
+        if m is not None and ch is not None:
             b.one(ch, i, m.end())
             i = m.end()
         else:
