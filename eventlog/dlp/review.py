@@ -37,7 +37,7 @@ def _masked_text(scanner: Scanner, ev: dict[str, Any], alert: dict[str, Any] | N
 
 
 def _row(scanner: Scanner, ev: dict[str, Any], alert: dict[str, Any], target: bool) -> dict[str, Any]:
-    sender = ev.get("from") if isinstance(ev.get("from"), dict) else {}
+    sender = s if isinstance(s := ev.get("from"), dict) else {}
     return {"type": "message", "id": ev.get("id"), "ts": ev.get("ts"), "direction": ev.get("direction"),
             "event": ev.get("event"), "sender": sender.get("username") or sender.get("name"),
             "text": _masked_text(scanner, ev, alert if target else None), "is_alert_event": target}

@@ -150,7 +150,8 @@ def checkpoint(log: "EventLog") -> str | None:
 
 def current_head(root: Path) -> str | None:
     """The head as of the last checkpoint, without writing one."""
-    return (read_checkpoints(root)[1] or [None])[-1]
+    hashes = read_checkpoints(root)[1]
+    return hashes[-1] if hashes else None
 
 
 def verify_head(root: Path, head: str) -> list[Problem]:

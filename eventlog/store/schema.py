@@ -249,7 +249,7 @@ def parse_line(line: bytes) -> dict[str, Any]:
     if len(line) > MAX_LINE:
         raise BadEvent(f"line is {len(line)} bytes; the limit is {MAX_LINE}")
     try:
-        obj = orjson.loads(line)
+        obj: dict[str, Any] = orjson.loads(line)  # callers check it is an object
     except orjson.JSONDecodeError as exc:
         try:
             line.decode("utf-8")
