@@ -191,6 +191,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
         score = float(fuzzy) if fuzzy is not None else r.DEFAULT_FUZZY_SCORE
     except ValueError:
         # `--fuzzy WORD` (no SCORE): click took the pattern as the option's value.
+        assert fuzzy is not None  # float(None) is never tried
         if pattern is not None:
             raise EventlogError(f"--fuzzy SCORE must be a number from 0 to 100, not {fuzzy[:40]!r}") from None
         pattern, score = fuzzy, r.DEFAULT_FUZZY_SCORE
@@ -246,7 +247,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
 
 def _human(h: "Hit", paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
     ev = h.event
-    text = ev.get("text") if isinstance(ev.get("text"), str) else ""
+    text = v if isinstance(v := ev.get("text"), str) else ""
     out, pos = [], 0
     for s, e in h.spans:
         out.append(text[pos:s])
@@ -254,7 +255,7 @@ def _human(h: "Hit", paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
         pos = e
     out.append(text[pos:])
     body = "".join(out).replace("\n", "\\n")
-    frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
+    frm = v if isinstance(v := ev.get("from"), dict) else {}
     who = frm.get("username") or frm.get("name") or frm.get("id") or "?"
     mark = ":" if h.kind == "match" else "-"
     ts = ev.get("ts")
@@ -335,9 +336,9 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
 
 
 def _tail_line(ev: dict, paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
-    frm = ev.get("from") if isinstance(ev.get("from"), dict) else {}
+    frm = v if isinstance(v := ev.get("from"), dict) else {}
     who = frm.get("username") or frm.get("name") or frm.get("id") or ""
-    text = ev.get("text") if isinstance(ev.get("text"), str) else ""
+    text = v if isinstance(v := ev.get("text"), str) else ""
     ts = ev.get("ts")
     head = (f"{ev.get('chat_id')} {show_ts(ts) if isinstance(ts, str) else ts} {ev.get('event')} "
             f"{ev.get('direction') or '-'} {who}").rstrip()

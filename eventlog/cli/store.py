@@ -74,7 +74,8 @@ def _parse_prefix(first: int, lines: list[bytes]) -> tuple[list[int], list[dict]
     """Parse lines up to the first bad one: (line numbers, objects, the error or None)."""
     from ..store.schema import parse_line
 
-    numbers, events = [], []
+    numbers: list[int] = []
+    events: list[dict] = []
     for i, line in enumerate(lines):
         if not line.strip():
             continue

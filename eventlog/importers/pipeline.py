@@ -99,6 +99,7 @@ def _chats(walk: Walk) -> Iterator[tuple[str, Any]]:
                 _meta(current, single_meta)
             yield "chat", current
         elif item.kind == "chat_meta":
+            assert item.key is not None  # a chat_meta item is a key and its value
             if current is None:
                 single_meta[item.key] = item.value  # a single-chat export: name/type/id precede `messages`
             else:
@@ -160,6 +161,7 @@ def scan(path: Path, progress: Progress | None = None, spool: IO[bytes] | None =
                     put(line)
                 info.messages += rtype == "message"
                 info.services += rtype == "service"
+                assert date is not None  # only an unsupported record has none, and it went on above
                 info.first = date if info.first is None else min(info.first, date)
                 info.last = date if info.last is None else max(info.last, date)
                 sender = rec.get("from_id")

@@ -82,7 +82,7 @@ def _live_ids(path: Path, rel: str) -> Iterator[str | None]:
             if obj.get("v") == 1:
                 raise EventlogError(f"{rel}:{n}: a v1 line; its chain covers the plaintext, so it cannot be erased "
                                     "— run `eventlog migrate` first")
-            yield obj.get("id") if isinstance(obj.get("id"), str) else None
+            yield v if isinstance(v := obj.get("id"), str) else None
 
 
 def plan(root: Path, chat: str | None = None, before: date | None = None) -> ForgetPlan:
@@ -125,7 +125,7 @@ def _reseal(log: Any, rel: str) -> bool:
 
     parsed = parse_relpath(rel)
     sealed = sealed_index(log.root, parsed[0], parsed[1]).get(rel) if parsed else None
-    if sealed is None:
+    if sealed is None or parsed is None:
         return False
     lines, size, last, _ = measure(log.root / rel)
     if not lines or (sealed["bytes"] == size and sealed["lines"] == lines and sealed["last"] == last):

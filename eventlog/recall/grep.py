@@ -83,10 +83,10 @@ def _rg_candidates(root: Path, regex: str, paths: list[str]) -> Iterator[tuple[s
                     offset, _, line = rest.partition(b":")
                     path = path_b.decode("utf-8", "surrogateescape")
                     line = line[:-1] if line.endswith(b"\n") else line
-                    size = sizes.get(path)
-                    if size is None:
-                        size = sizes[path] = os.stat(path).st_size
-                    if int(offset) + len(line) >= size:
+                    fsize = sizes.get(path)
+                    if fsize is None:
+                        fsize = sizes[path] = os.stat(path).st_size
+                    if int(offset) + len(line) >= fsize:
                         continue  # no newline after it: a torn tail, not an event (grep and -c agree)
                     yield path, int(num), line
             finally:
