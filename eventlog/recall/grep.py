@@ -22,7 +22,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Generator, Iterable, Iterator
 
 import orjson
 
@@ -217,7 +217,7 @@ def limit_per_chat(hits: Iterable[Hit], m: int | None) -> Iterator[Hit]:
         yield h
 
 
-def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> Iterator[Hit]:
+def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> Generator[Hit, None, None]:
     """Every matching message in (file, line) order — file order is chat, then day.
 
     Only (line number, spans) per match is held while rg runs — not the lines, so a pattern matching every one of a

@@ -98,17 +98,19 @@ def _grep(root: Path, q: SearchQuery) -> SearchResult:
     """text: every message containing all the query's words (case-insensitive); fuzzy: every query word matched by a
     similar word (rapidfuzz ratio ≥ 80). Both from the grep library; ranked newest first (grep has no relevance)."""
     from ..recall import grep as recall
+    from ..recall.textmatch import day_bounds
 
     words = q.text.split()
+    since, until = day_bounds(q.since, q.until)
     if q.mode == "text":
         pattern = max(words, key=len)
-        gq = recall.GrepQuery(pattern, mode="literal", ignore_case=True, chats=q.chats, since=q.since,
-                              until=q.until, direction=q.direction)
+        gq = recall.GrepQuery(pattern, mode="literal", ignore_case=True, chats=q.chats, since=since,
+                              until=until, direction=q.direction)
         rest = [w.casefold() for w in words if w != pattern]
         events = (h.event for h in recall.search(root, gq) if all(w in h.event["text"].casefold() for w in rest))
     else:
-        gq = recall.GrepQuery(q.text, mode="fuzzy", ignore_case=True, chats=q.chats, since=q.since,
-                              until=q.until, direction=q.direction)
+        gq = recall.GrepQuery(q.text, mode="fuzzy", ignore_case=True, chats=q.chats, since=since,
+                              until=until, direction=q.direction)
         events = (h.event for h in recall.search(root, gq))
     newest = heapq.nlargest(q.limit, events, key=lambda ev: str(ev.get("ts")))  # memory: `limit` events, not all hits
     return SearchResult([_hit(i + 1, 1.0, ev) for i, ev in enumerate(newest)], q.mode)
@@ -169,7 +171,7 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
         best = rank.top(score, ok, scored, q.limit)
     else:
         best, score = rank.rank_vectors(scored, units, qvec, mode, q.weight, q.limit, cand)
-    hits = []
+    hits: list[SearchHit] = []
     _, uids, rows = scored.locate(best)
     for i, u, row in zip(best.tolist(), uids.tolist(), rows.tolist()):
         rec, arr = units[u]

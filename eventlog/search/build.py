@@ -186,8 +186,8 @@ def build_days(root: Path, days: list[str], files: dict[str, list[Src]], model: 
         it = iter(days)
         try:
             while True:
-                while len(pending) < 2 * jobs and (d := next(it, None)) is not None:  # a short queue: stops fast
-                    pending.add(ex.submit(_build_one, root, d, files[d], model))
+                while len(pending) < 2 * jobs and (day := next(it, None)) is not None:  # a short queue: stops fast
+                    pending.add(ex.submit(_build_one, root, day, files[day], model))
                 if not pending:
                     return
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)

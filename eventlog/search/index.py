@@ -164,8 +164,8 @@ def scan(root: Path, since: date | None, until: date | None, records: dict[str, 
                     _DIRS[mdir] = (mtime, days)
     prefix = raw + "/"
     for mdir in [m for m in _DIRS if m.startswith(prefix) and m not in observed]:  # gone, or outside the month range
-        y, m = int(mdir[-7:-3]), int(mdir[-2:])
-        if (lo and (y, m) < lo) or (hi and (y, m) > hi):
+        ym = int(mdir[-7:-3]), int(mdir[-2:])
+        if (lo and ym < lo) or (hi and ym > hi):
             continue
         for d in _DIRS.pop(mdir)[1]:
             day_dirs.get(d, set()).discard(mdir)

@@ -16,7 +16,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -90,7 +90,7 @@ class Scored:
     exact: np.ndarray | None  # where vec is the exact int8 cosine (else the projection's estimate)
     starts: np.ndarray  # first position of each kept unit, and the end (len(kept) + 1)
     uids: np.ndarray  # the unit index (in `units`) of each kept unit
-    rows: list[np.ndarray | None]  # each kept unit's rows in scope, ascending (None: all of them)
+    rows: Sequence[np.ndarray | None]  # each kept unit's rows in scope, ascending (None: all of them)
     tss: list[np.ndarray]  # each kept unit's whole `ts` array
     vrange: tuple[float, float] | None = None  # (min, max) of vec when known without a pass (rank_vectors)
     _bmr: tuple[float, float] | None = None
@@ -288,13 +288,13 @@ def rank_vectors(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarr
         return top(score, ok, s, k), score
     nan_free = s.vec_nan_free
     has = None if nan_free else ~np.isnan(s.vec)
-    by_vec = s.vec if nan_free else np.where(has, s.vec, -np.inf)
+    by_vec = s.vec if has is None else np.where(has, s.vec, -np.inf)
     # by estimated cosine: the candidates themselves (vector), or only enough to pin the top of the min-max range
-    seeds = [_best(by_vec, candidates if mode == "vector" else min(candidates, CEIL)),
+    picks = [_best(by_vec, candidates if mode == "vector" else min(candidates, CEIL)),
              _best(-by_vec, FLOOR)]
     if mode != "vector":
-        seeds.append(_best(fuse(s, mode, weight)[0], candidates))
-    seeds = np.unique(np.concatenate(seeds))
+        picks.append(_best(fuse(s, mode, weight)[0], candidates))
+    seeds = np.unique(np.concatenate(picks))
     some_exact = bool(s.exact.any())  # units scored exactly from the start (no projection)
     rescore(s, units, qvec, seeds)
     exact_vals = s.vec[s.exact] if some_exact else s.vec[seeds[s.exact[seeds]]]

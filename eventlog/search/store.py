@@ -83,7 +83,7 @@ class UnitData:
         return self.arrays[name]
 
 
-def open_data(path: Path) -> dict[str, np.ndarray]:
+def open_data(path: str | Path) -> dict[str, np.ndarray]:
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
@@ -162,7 +162,7 @@ _OPEN: dict[str, dict[str, Any]] = {}
 _OPEN_MAX = 4096
 
 
-def open_cached(path: Path, ident: Any = None) -> dict[str, Any]:
+def open_cached(path: str | Path, ident: Any = None) -> dict[str, Any]:
     """open_data, kept open per process: a data file never changes under its name (a rebuild writes a new name). A
     file that may be replaced under its name (a projection) passes its `ident` (e.g. inode and size)."""
     key = str(path)
