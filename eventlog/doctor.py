@@ -80,7 +80,8 @@ def check_node(pkg: Path | None, node: str | None) -> dict[str, Any]:
             spec = orjson.loads((pkg / "package.json").read_bytes()).get("engines", {}).get("node") or spec
         except (OSError, orjson.JSONDecodeError, AttributeError):
             pass
-    exe = node or os.environ.get("EVENTLOG_NODE") or shutil.which("node")
+    found = toolchain.find_node()
+    exe = node or (str(found) if found else None)
     if not exe:
         return _check("node", False, "no `node` on PATH (OpenClaw needs Node " + spec + ")")
     try:

@@ -72,7 +72,7 @@ def test_search_ranks_redacts_and_records(log: tuple[Path, dict[str, Any]]) -> N
     # both words beat one word; the line format; HTML of sent messages shown as text
     # a password stated in prose is a secret to the DLP rules (issue 16): it comes back redacted
     assert lines[1] == f"[{d['ids'][0]}] 2026-11-28 10:00Z in @u111: The wifi password is [REDACTED:password-prose]"
-    assert lines[2] == f"[{d['ids'][1]}] 2026-11-28 10:00Z out assistant: Noted the wifi & router"
+    assert lines[2] == f"[{d['ids'][1]}] 2026-11-28 10:00Z out bot: Noted the wifi & router"
     out = handle({"tool": "search", "args": {"query": "anthropic key"}, "chat": "111"}, root)
     assert "[REDACTED:anthropic-api-key]" in out["text"] and d["key"][:20] not in out["text"]
     recs = system_events(root)

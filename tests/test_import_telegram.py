@@ -364,14 +364,18 @@ def test_chat_id_that_selects_nothing_exits_1(root):
 
 
 def test_progress_meter_on_a_terminal(capsys):
-    from eventlog.cli.importer import _Progress
+    from eventlog.cli.common import Meter
+    from eventlog.cli.importer import import_progress
 
-    meter = _Progress()
-    meter("checking", 0, 8 << 20)
-    meter("importing", 8 << 20, 8 << 20)
+    meter = Meter()
+    show = import_progress(meter)
+    show("checking", 0, 8 << 20)
+    show("checking", 1 << 20, 8 << 20)  # within 0.2 s of the last redraw: skipped
+    show("importing", 8 << 20, 8 << 20)  # the last state: always drawn
     meter.close()
     err = capsys.readouterr().err
     assert "checking:   0% (0 of 8 MiB)" in err and "importing: 100% (8 of 8 MiB)" in err
+    assert "(1 of 8 MiB)" not in err and err.endswith("\r\x1b[K")  # the line is cleared at the end
 
 
 def test_readme_examples_run(tmp_path):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from eventlog.store.writer import EventLog
 REPO = Path(__file__).resolve().parents[1]
 WRITER = REPO / "eventlog" / "patches" / "openclaw" / "runtime" / "writer.mjs"
 sys.path.insert(0, str(REPO))
-from eventlog.smoke.harness import default_node  # noqa: E402
+from eventlog import toolchain  # noqa: E402
 
 # Appends the events of a JSON Lines file (or N generated ones) with the JS writer; prints how many it wrote.
 DRIVER = """
@@ -51,12 +50,9 @@ console.log(n);
 
 
 def node_bin() -> str:
-    node = default_node()
-    if os.access(node, os.X_OK):
-        return str(node)
-    found = shutil.which("node")
+    found = toolchain.find_node()
     assert found, "no node binary: run `make node`"
-    return found
+    return str(found)
 
 
 def run_node(tmp_path: Path, *args: str) -> subprocess.Popen[str]:

@@ -4,7 +4,6 @@ exactly once, no torn line is ever read back as an event, and `eventlog verify` 
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
@@ -20,7 +19,7 @@ from eventlog.store.writer import EventLog
 REPO = Path(__file__).resolve().parents[1]
 WRITER = REPO / "eventlog" / "patches" / "openclaw" / "runtime" / "writer.mjs"
 sys.path.insert(0, str(REPO))
-from eventlog.smoke.harness import default_node  # noqa: E402
+from eventlog import toolchain  # noqa: E402
 
 ACKER = """
 const { openEventLog } = await import(process.argv[2]);
@@ -39,7 +38,7 @@ for (let i = 0; ; i++) {
 
 @pytest.mark.slow
 def test_sigkill_loop_keeps_every_acknowledged_event_once(tmp_path: Path) -> None:
-    node = str(default_node()) if os.access(default_node(), os.X_OK) else "node"
+    node = toolchain.node_or_default()
     script = tmp_path / "acker.mjs"
     script.write_text(ACKER)
     root = tmp_path / "root"

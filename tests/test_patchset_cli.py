@@ -28,6 +28,9 @@ def test_not_an_openclaw_dir(verb: str, tmp_path: Path) -> None:
     r = invoke("patch", verb, "--openclaw", str(tmp_path), "--root", str(tmp_path / "r"))
     assert r.exit_code == 2
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("eventlog patch: ")
+    assert r.stdout == "", "JSON only with --json"
+    r = invoke("patch", verb, "--openclaw", str(tmp_path), "--root", str(tmp_path / "r"), "--json")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
     assert orjson.loads(r.stdout)["error"] == "not-openclaw"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["package.json"], "nothing written"
 

@@ -97,8 +97,8 @@ def test_filters(log):
 def test_context_groups(log):
     r = run("grep", "contract", "-C", "1", "--root", str(log))
     lines = r.stdout.splitlines()
-    assert [ln.split(" ", 3)[3].strip() for ln in lines] == ["bot- ok", "ann: what about the contract?",
-                                                              "bob- Ёлка стоит"]
+    assert [ln.split(" ", 3)[3].strip() for ln in lines] == ["@bot- ok", "@ann: what about the contract?",
+                                                              "@bob- Ёлка стоит"]
     r = run("grep", "-E", "hello|bye", "-C", "1", "--json", "--root", str(log))
     kinds = [(orjson.loads(x)["type"], orjson.loads(x)["event"].get("text")) for x in r.stdout.splitlines()]
     assert kinds == [("match", "hello there"), ("context", "we signed the договор today"),

@@ -15,7 +15,6 @@ request's `chat`. Every line shown passes the DLP scanner and is redacted; the w
 from __future__ import annotations
 
 import html
-import os
 import re
 import time
 from datetime import date
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EventlogError
+from ..recall import render
 from ..store.layout import parse_when, resolve_root
 
 MAX_LIMIT = 50
@@ -43,7 +43,7 @@ class ToolError(EventlogError):
 def _scanner(root: Path) -> Any:
     from ..dlp.engine import open_scanner
 
-    return open_scanner(root, os.environ.get("EVENTLOG_DLP_RULES") or None)
+    return open_scanner(root)  # the rules module honours $EVENTLOG_DLP_RULES, as the tap does
 
 
 def redact(scanner: Any, text: str) -> str:
@@ -56,17 +56,6 @@ def _plain(ev: dict[str, Any]) -> str:
     if ev.get("parse_mode") == "HTML" or (ev.get("direction") == "out" and "</" in text):
         text = html.unescape(_TAG.sub("", text))
     return text
-
-
-def _sender(ev: dict[str, Any]) -> str:
-    frm = v if isinstance(v := ev.get("from"), dict) else {}
-    if frm.get("username"):
-        return "@" + str(frm["username"])
-    if frm.get("name"):
-        return str(frm["name"])
-    if frm.get("id") is not None:
-        return str(frm["id"])
-    return "assistant" if ev.get("direction") == "out" else "?"
 
 
 def _window(text: str, words: list[str]) -> str:
@@ -86,7 +75,7 @@ def line_for(scanner: Any, ev: dict[str, Any], words: list[str] | None = None, *
     body = " ".join(body.split()) if full else _window(body, words or [])
     ts = v if isinstance(v := ev.get("ts"), str) else "?"
     when = ts[:16].replace("T", " ") + "Z" if len(ts) >= 16 else ts
-    line = redact(scanner, f"[{ev.get('id')}] {when} {ev.get('direction') or '?'} {_sender(ev)}: {body}")
+    line = redact(scanner, f"[{ev.get('id')}] {when} {ev.get('direction') or '?'} {render.who(ev)}: {body}")
     return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…"
 
 

@@ -10,8 +10,7 @@ from typing import Any
 import click
 import orjson
 
-from ..errors import EventlogError
-from .common import emit_json, fail, handle_errors, root_option
+from .common import CliError, emit_json, handle_errors, root_option
 from .main import cli
 
 _config_option = click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
@@ -59,7 +58,7 @@ def install(config: str | None, allow_all: tuple[str, ...], helper: bool, timeou
     options: dict[str, Any] = {"allowAll": list(allow_all), "helper": helper, "timeoutMs": timeout_s * 1000}
     if print_only:
         doc = ins.add_entries({}, ins.plugin_dir(), ins.plugin_entry(ins.default_command(), options))
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(json.dumps(doc, indent=2))  # the entries to paste into openclaw.json: JSON is the config's format
         return
     res = ins.install(config, options=options)
     if as_json:
@@ -142,11 +141,11 @@ def call(root: Path) -> None:
     try:
         req = orjson.loads(sys.stdin.buffer.read())
     except orjson.JSONDecodeError as exc:
-        raise EventlogError(f"the request on stdin is not JSON: {exc}") from None
+        raise CliError(f"the request on stdin is not JSON: {exc}") from None
     if not isinstance(req, dict):
-        raise EventlogError("the request on stdin must be a JSON object")
+        raise CliError("the request on stdin must be a JSON object")
     out = handle(req, root)
-    emit_json(out)
+    emit_json(out)  # JSON without --json: this is the plugin's protocol (a request object in, a result object out)
     if out.get("record_error"):
         click.echo(f"eventlog: {out['record_error']}", err=True)
 
@@ -186,7 +185,7 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
     from ..agent.tool import handle
 
     if not chats and not all_chats:
-        raise EventlogError("give --chat CHAT_ID (the chat the model would be in) or --all")
+        raise CliError("give --chat CHAT_ID (the chat the model would be in) or --all")
     if all_chats:
         args = {**args, "scope": "all"}
     out = handle({"tool": tool, "args": args, "chat": chats[0] if chats else None, "channel": "telegram",
@@ -196,7 +195,7 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
     else:
         click.echo(out["text"])
     if not out["ok"]:
-        fail(out.get("error") or "failed")
+        raise CliError(out.get("error") or "failed")
     sys.exit(0 if out["hits"] else 1)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,28 +28,37 @@ def root_option(f: Callable) -> Callable:
     return wrapper
 
 
+class CliError(EventlogError):
+    """An error only the command line can see (options that do not go together, a missing argument): one stderr
+    line and exit `code` (2, or 1 where a command's contract says "nothing to do")."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def fail(message: str, code: int = 2) -> None:
     click.echo(f"eventlog: {message}", err=True)
     sys.exit(code)
 
 
 def handle_errors(f: Callable) -> Callable:
-    """Library errors, OS errors and bad input become one stderr line and exit 2 — never a traceback."""
+    """Typed library errors (EventlogError, CliError) and OS errors become one stderr line and exit 2. Anything else
+    — a ValueError or TypeError included — is a bug and surfaces as one, with its traceback. Ctrl-C is the group's
+    (main.OneLineErrors: exit 130)."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return f(*args, **kwargs)
+        except CliError as exc:
+            fail(str(exc), exc.code)
         except EventlogError as exc:
             fail(str(exc))
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 sys.exit(0)
             fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-        except ValueError as exc:
-            fail(str(exc))
-        except KeyboardInterrupt:
-            sys.exit(130)
 
     return wrapper
 
@@ -100,3 +110,43 @@ def chat_id_param(ctx: click.Context, param: click.Parameter, value: str | None)
         return check_chat_id(value)
     except BadEvent as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+class Meter:
+    """The CLI's one progress display (import, compact, index, search): one line on stderr redrawn in place, at most
+    five times a second except for the last state. The library reports progress through callbacks and never prints;
+    the commands turn those calls into text for this. stderr is looked up at each call, not bound once: a closed
+    stream of an earlier run in the same process (pytest.main twice, mutmut) must not be written to."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.open = False  # a line is on screen and not ended
+
+    def show(self, text: str, last: bool = False, keep: bool = True) -> None:
+        """Redraw the line. The `last` state is always drawn, and with `keep` ended so that it stays on screen
+        (without, close() clears it)."""
+        now = time.monotonic()
+        if now - self.last < 0.2 and not last:
+            return
+        self.last = now
+        end = last and keep
+        sys.stderr.write(f"\r{text}\x1b[K" + ("\n" if end else ""))
+        sys.stderr.flush()
+        self.open = not end
+
+    def close(self) -> None:
+        """Clear a line that was not ended."""
+        if self.open:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self.open = False
+
+
+def progress_meter() -> Meter | None:
+    """A Meter when stderr is a terminal, else None: no progress in pipes, files and logs."""
+    return Meter() if sys.stderr.isatty() else None
+
+
+def bar(done: int, total: int, width: int = 30) -> str:
+    filled = width * done // total if total else width
+    return "[" + "#" * filled + "." * (width - filled) + "]"

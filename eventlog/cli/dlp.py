@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..errors import EventlogError
-from .common import emit_json, ensure_root, handle_errors, root_option, since_until
+from .common import CliError, emit_json, ensure_root, handle_errors, root_option, since_until
 from .main import cli
 
 
@@ -114,7 +114,7 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
         for item_id, text, item_html in iter_jsonl(jsonl, "stdin" if name in ("-", "<stdin>") else name):
             for f in scanner.scan(text, html=html or item_html).findings:
                 found = True
-                emit_json(finding_row(item_id, f))
+                emit_json(finding_row(item_id, f))  # --jsonl is a filter: JSON Lines in, JSON Lines out (docs/dlp.md)
         _exit(found)
     if file_:
         try:
@@ -264,7 +264,7 @@ def review(root: Path, alert_id: str | None, verdict: str | None, note: str, rev
     if verdict:
         raise click.UsageError("--resolution needs an alert id")
     if not (interactive or sys.stdin.isatty()):
-        raise EventlogError("the interactive review needs a terminal; use `eventlog dlp review ID --verdict V`")
+        raise CliError("the interactive review needs a terminal; use `eventlog dlp review ID --verdict V`")
     done = loop(root, reviewer, click.echo, lambda prompt: click.prompt(prompt, default="s", show_default=False))
     click.echo(f"{done} review(s) recorded")
 

@@ -14,7 +14,8 @@ from .main import cli
 @root_option
 @click.option("--openclaw", "openclaw_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Installed openclaw package root (default: as `eventlog patch status` finds it).")
-@click.option("--node", default=None, help="Node binary that runs OpenClaw (default: $EVENTLOG_NODE, else `node`).")
+@click.option("--node", default=None, help="Node binary that runs OpenClaw (default: $EVENTLOG_NODE, else the pinned "
+              "Node of `make node`, else `node` on PATH).")
 @click.option("--min-free-gb", type=click.FloatRange(0), default=1.0, show_default=True,
               help="Free disk space wanted under the root.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per check: check, ok, detail.")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import EventlogError
-from .common import date_option, emit_json, ensure_root, handle_errors, root_option
+from .common import CliError, date_option, emit_json, ensure_root, handle_errors, root_option
 from .main import cli
 
 
@@ -55,7 +55,7 @@ def forget(root: Path, chat: str | None, before, retention: bool, reason: str, y
             click.echo(f"would erase {p.events} event(s) in {len(p.files)} day file(s) "
                        f"(chat {chat or 'all'}, before {scope['before'] or 'any day'})", err=True)
         if not sys.stdin.isatty():
-            raise EventlogError("nothing erased: add --yes to erase")
+            raise CliError("nothing erased: add --yes to erase")
         if not click.confirm("erase?", err=True):
             sys.exit(1)
     rep = run(root, chat=chat, before=before, reason=reason,

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
+from typing import Callable
 
 import click
 
 from ..importers.pipeline import ImportResult, run_import
 from ..store.writer import FSYNC_POLICIES
-from .common import emit_json, ensure_root, handle_errors, root_option
+from .common import Meter, emit_json, ensure_root, handle_errors, progress_meter, root_option
 from .main import cli
 
 
@@ -18,27 +18,12 @@ def import_group() -> None:
     """Import history from before the tap (Telegram Desktop's JSON export)."""
 
 
-class _Progress:
-    """A one-line progress meter on stderr, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.last = 0.0
-        self.shown = False
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last < 0.2 and done < total:
-            return
-        self.last = now
+def import_progress(meter: Meter) -> Callable[[str, int, int], None]:
+    """run_import's (phase, bytes done, bytes total) as a percentage and MiB on the meter."""
+    def show(phase: str, done: int, total: int) -> None:
         pct = 100 * done // total if total else 100
-        sys.stderr.write(f"\r{phase}: {pct:3d}% ({done >> 20} of {total >> 20} MiB)\x1b[K")
-        sys.stderr.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
+        meter.show(f"{phase}: {pct:3d}% ({done >> 20} of {total >> 20} MiB)", last=done >= total, keep=False)
+    return show
 
 
 @import_group.command("telegram-desktop")
@@ -67,10 +52,10 @@ def telegram_desktop(root: Path, path: Path, bot_id: int | None, chat_ids: tuple
       eventlog import telegram-desktop result.json --bot-id 7012345678 --json
     """
     ensure_root(root)
-    meter = _Progress() if sys.stderr.isatty() else None
+    meter = progress_meter()
     try:
-        result = run_import(root, path, bot_id=bot_id, chat_ids=chat_ids, dry_run=dry_run, progress=meter,
-                            fsync=fsync)
+        result = run_import(root, path, bot_id=bot_id, chat_ids=chat_ids, dry_run=dry_run,
+                            progress=import_progress(meter) if meter else None, fsync=fsync)
     finally:
         if meter:
             meter.close()

@@ -8,9 +8,20 @@ import click
 from .. import __version__
 
 
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+
+
 class OneLineErrors(click.Group):
     """Usage errors (unknown option, missing argument, bad value) as one line `eventlog: …` on stderr, exit 2 —
-    not click's usage block."""
+    not click's usage block. Ctrl-C anywhere in a command: exit 130, one stderr line, no traceback."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        # Caught here, before click's main() turns it into Abort (exit 1, after an empty stderr line).
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("eventlog: interrupted", err=True)
+            raise click.exceptions.Exit(INTERRUPTED) from None
 
     def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         import sys
@@ -18,9 +29,11 @@ class OneLineErrors(click.Group):
         standalone = kwargs.pop("standalone_mode", True)
         try:
             rv = super().main(*args, standalone_mode=False, **kwargs)
-        except click.exceptions.Abort:
-            click.echo("eventlog: aborted", err=True)
-            sys.exit(1)
+        except click.exceptions.Abort as exc:
+            # a prompt (click.confirm) answered with Ctrl-C is an interruption too; EOF at a prompt is a "no"
+            interrupted = isinstance(exc.__context__, KeyboardInterrupt)
+            click.echo("eventlog: interrupted" if interrupted else "eventlog: aborted", err=True)
+            sys.exit(INTERRUPTED if interrupted else 1)
         except click.ClickException as exc:
             if type(exc).__name__ == "NoArgsIsHelpError" and getattr(exc, "ctx", None):  # `eventlog` / `eventlog dlp`
                 click.echo(exc.ctx.get_help())  # type: ignore[union-attr]
@@ -62,3 +75,9 @@ for _name in COMMAND_MODULES:
 
 def main() -> None:
     cli(prog_name="eventlog")
+
+
+if __name__ == "__main__":  # `python -m eventlog.cli.main`: the commands registered on the imported module's `cli`
+    from eventlog.cli.main import main as _main
+
+    _main()

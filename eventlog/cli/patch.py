@@ -1,6 +1,7 @@
 """`eventlog patch …` — parse, call eventlog.patchset, render. No logic here.
 
-Exit codes: apply/revert/ensure 0 done (or nothing to do), 2 refused (JSON report on stdout, one line on stderr);
+Exit codes: apply/revert/ensure 0 done (or nothing to do), 2 refused (one line on stderr; with --json also the
+report on stdout);
 status 0 applied, 1 not applied, 2 partial; audit 0 clean, 1 not applied, 2 problems; guard runs until stopped.
 """
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _emit(report: dict[str, Any], as_json: bool, human: Callable[[dict[str, Any]
 
 
 def _run(fn: Callable[..., dict[str, Any]], openclaw_dir: Path | None, manifest: Path | None,
-         need_pkg: bool = True) -> dict[str, Any]:
+         need_pkg: bool = True, as_json: bool = False) -> dict[str, Any]:
     found = None
     try:
         if not need_pkg:
@@ -46,8 +47,9 @@ def _run(fn: Callable[..., dict[str, Any]], openclaw_dir: Path | None, manifest:
         m = manifest_for(found.dir, manifest)
         return {**fn(found.dir, m), "found": found.to_json()}
     except patchset.PatchError as e:
-        # fail closed: the JSON report names the missing/ambiguous anchor; stderr gets one line
-        click.echo(orjson.dumps({**e.report, **({"found": found.to_json()} if found else {})}).decode())
+        # fail closed: stderr gets one line; with --json the report (naming the missing/ambiguous anchor) on stdout
+        if as_json:
+            click.echo(orjson.dumps({**e.report, **({"found": found.to_json()} if found else {})}).decode())
         click.echo(f"eventlog patch: {e.message}", err=True)
         sys.exit(2)
 
@@ -69,7 +71,7 @@ def patch() -> None:
 @root_opt
 def apply_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
     """Patch an installed OpenClaw (idempotent, all files or none; refuses on a missing/ambiguous anchor)."""
-    r = _run(patchset.apply, openclaw_dir, manifest)
+    r = _run(patchset.apply, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['result']} (openclaw {r['openclaw_version']}): " + ", ".join(r["changed"]))
 
 
@@ -80,7 +82,7 @@ def apply_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, r
 @root_opt
 def revert_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
     """Restore every patched file byte for byte and remove the runtime."""
-    r = _run(patchset.revert, openclaw_dir, manifest)
+    r = _run(patchset.revert, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['result']} (openclaw {r['openclaw_version']}): " + ", ".join(r["changed"]))
 
 
@@ -99,7 +101,7 @@ def ensure_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, 
     """
     from eventlog.patchset.ensure import ensure
 
-    r = _run(lambda pkg, m: ensure(pkg, m if manifest else None), openclaw_dir, manifest)
+    r = _run(lambda pkg, m: ensure(pkg, m if manifest else None), openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['result']}: openclaw {r['openclaw_version']} at {r['openclaw_dir']} "
                                 f"(found by {r['found']['how']})")
 
@@ -130,6 +132,8 @@ def guard_cmd(openclaw_dir: Path | None, root: str | None, settle: float, interv
     from eventlog.patchset.guard import Guard
 
     found = _run(lambda pkg, _m: {}, openclaw_dir, None)["found"]
+    # JSON without --json, deliberately: the guard is a service and its stdout an outcome stream read by machines
+    # (journald, a supervisor), as its help says; there is no human form to choose instead.
     g = Guard(Path(found["dir"]), resolve_root(root), settle=settle, interval=interval, then=then,
               emit=lambda r: click.echo(orjson.dumps(r).decode()))
     signal.signal(signal.SIGTERM, g.stop)
@@ -188,7 +192,7 @@ def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path
 @root_opt
 def status_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
     """applied / not-applied / partial, with OpenClaw and manifest versions. Exit 0 / 1 / 2."""
-    r = _run(patchset.status, openclaw_dir, manifest)
+    r = _run(patchset.status, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['state']}: openclaw {r['openclaw_version']} at {r['openclaw_dir']}, "
                                 f"manifest v{r['manifest_version']}\n  found by {r['found']['how']}: "
                                 f"{r['found']['why']}\n" + _changes(r))
@@ -202,7 +206,7 @@ def status_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, 
 @root_opt
 def audit_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
     """Check the installed tree matches the manifest exactly. Exit 0 clean, 1 not applied, 2 problems."""
-    r = _run(patchset.audit, openclaw_dir, manifest)
+    r = _run(patchset.audit, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: ("ok" if r["ok"] else r["state"] if not r["problems"] else "FAILED") + "".join(
         "\n  " + orjson.dumps(p).decode() for p in r["problems"]) + "".join(
         "\n  warning: " + orjson.dumps(w).decode() for w in r.get("warnings", [])))
@@ -239,7 +243,8 @@ def rebase_cmd(to: str, manifest: Path | None, verify: bool, out: Path | None, d
     """Re-anchor the patch set onto another release; exit 0 only if every change applied (and verified)."""
     from eventlog.patchset.rebase import rebase
 
-    r = _run(lambda _pkg, m: rebase(to, m, out, write=not dry_run, verify=verify), None, manifest, need_pkg=False)
+    r = _run(lambda _pkg, m: rebase(to, m, out, write=not dry_run, verify=verify), None, manifest, need_pkg=False,
+             as_json=as_json)
     _emit(r, as_json, _render_rebase)
     sys.exit(0 if r["ok"] and (r["verified"] or not verify) else 2)
 
@@ -272,7 +277,7 @@ def drift_cmd(a: str, b: str, manifest: Path | None, as_json: bool, root: str | 
     """What upstream changed around our anchors between two releases."""
     from eventlog.patchset.drift import drift, render
 
-    r = _run(lambda _pkg, m: drift(a, b, m), None, manifest, need_pkg=False)
+    r = _run(lambda _pkg, m: drift(a, b, m), None, manifest, need_pkg=False, as_json=as_json)
     _emit(r, as_json, render)
 
 
@@ -291,7 +296,7 @@ def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, w
     from eventlog.patchset.matrix import run_matrix
 
     r = _run(lambda _pkg, m: run_matrix(list(releases), m, verify=verify, write=write, out=out), None, manifest,
-             need_pkg=False)
+             need_pkg=False, as_json=as_json)
     _emit(r, as_json, lambda r: r["markdown"])
     sys.exit(0 if r["ok"] else 2)
 

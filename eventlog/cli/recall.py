@@ -5,17 +5,13 @@ import os
 import sys
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable
 
 import click
 
-from ..errors import EventlogError
-from .common import ensure_root, fail, handle_errors, root_option
+from .common import CliError, ensure_root, handle_errors, root_option
 from .main import cli
 from .timeopts import time_range
-
-if TYPE_CHECKING:
-    from ..recall.grep import Hit
 
 _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
                             help="Only this chat (repeatable). Prunes the files read.")
@@ -56,7 +52,10 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
 
     ensure_root(root)
     if query == "-":
-        query = sys.stdin.read()
+        try:
+            query = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CliError(f"the query on stdin is not UTF-8 (byte {exc.start})") from None
     scope = q.scope_from(root, chats, since, until, tz)
     fmt = "json" if as_json else fmt or ("table" if sys.stdout.isatty() and not output else "json")
     src = q.plan(scope)
@@ -64,7 +63,7 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
         click.echo(q.explain_text(scope, src), nl=False)
         return
     if fmt == "parquet" and not output and sys.stdout.isatty():
-        raise EventlogError("--format parquet writes binary: give -o FILE or redirect stdout")
+        raise CliError("--format parquet writes binary: give -o FILE or redirect stdout")
     bound = dict(params)
     with q.duckdb_errors():
         con, src = q.connect(scope, src)
@@ -109,7 +108,7 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
     """
     from ..recall import compact as c
     from ..store.layout import parse_when
-    from .common import emit_json
+    from .common import bar, emit_json, progress_meter
 
     ensure_root(root)
     if check:
@@ -121,7 +120,13 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
                    + (f"; {changed} compacted day file(s) changed since (read from JSONL until "
                       "`eventlog compact`)" if changed else ""))
         sys.exit(2 if problems else 0)
-    results = c.compact(root, parse_when(before) if before else None, rebuild, c.text_progress())
+    meter = progress_meter()
+
+    def show(done: int, total: int, label: str) -> None:
+        if meter is not None and total:
+            meter.show(f"compacting {bar(done, total)} {done}/{total} {label:8}", last=done == total)
+
+    results = c.compact(root, parse_when(before) if before else None, rebuild, show)
     for r in results:
         if as_json:
             emit_json({"type": "unit", "unit": r.unit, "action": r.action, "rows": r.rows, "files": r.files,
@@ -130,7 +135,7 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
             click.echo(f"{r.unit}  {r.action:<8} {r.rows:>9} rows  {r.files:>6} files"
                        + (f"  ({r.skipped_lines} torn/invalid lines skipped)" if r.skipped_lines else ""))
     if not results:
-        fail("no closed day files to compact", 1)
+        raise CliError("no closed day files to compact", 1)
 
 
 @cli.command()
@@ -179,6 +184,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
       eventlog grep --from alice --since today -c
     """
     from ..recall import grep as r
+    from ..recall import render
     from ..recall.output import local_ts
     from ..recall.planner import scope_from
     from .common import emit_json
@@ -186,23 +192,23 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
     ensure_root(root)
     scope_from(root, chats, since, until)  # validates --chat
     if regex and fuzzy is not None:
-        raise EventlogError("-E and --fuzzy cannot be combined")
+        raise CliError("-E and --fuzzy cannot be combined")
     try:
         score = float(fuzzy) if fuzzy is not None else r.DEFAULT_FUZZY_SCORE
     except ValueError:
         # `--fuzzy WORD` (no SCORE): click took the pattern as the option's value.
         assert fuzzy is not None  # float(None) is never tried
         if pattern is not None:
-            raise EventlogError(f"--fuzzy SCORE must be a number from 0 to 100, not {fuzzy[:40]!r}") from None
+            raise CliError(f"--fuzzy SCORE must be a number from 0 to 100, not {fuzzy[:40]!r}") from None
         pattern, score = fuzzy, r.DEFAULT_FUZZY_SCORE
     if pattern is None:
         if not (sender or direction or chats or since or until):
-            raise EventlogError("give a PATTERN, or a filter (--from, --direction, --chat, --since, --until)")
+            raise CliError("give a PATTERN, or a filter (--from, --direction, --chat, --since, --until)")
         if fuzzy is not None or regex:
-            raise EventlogError("-E and --fuzzy need a PATTERN")
+            raise CliError("-E and --fuzzy need a PATTERN")
         pattern = ""
     if not 0 <= score <= 100:
-        raise EventlogError("--fuzzy SCORE must be from 0 to 100")
+        raise CliError("--fuzzy SCORE must be from 0 to 100")
     q = r.GrepQuery(pattern, "fuzzy" if fuzzy is not None else "regex" if regex else "literal", ignore_case, score,
                     chats or None, since, until, sender, direction, word, invert)
     problems = lambda msg: click.echo(f"eventlog: {msg}", err=True)  # noqa: E731
@@ -228,6 +234,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
         sys.exit(0 if seen else 1)
     no_color = bool(os.environ.get("NO_COLOR"))
     paint = color == "always" or (color == "auto" and sys.stdout.isatty() and not as_json and not no_color)
+    style = _style(paint)
     n_before = context if before is None else before
     n_after = context if after is None else after
     found = False
@@ -241,26 +248,15 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
             if as_json:
                 emit_json({"type": h.kind, "file": h.relpath, "line": h.line, "spans": h.spans, "event": h.event})
             else:
-                click.echo(_human(h, paint, lambda ts: local_ts(ts, tz)), color=paint)
+                click.echo(render.grep_line(h.event, h.spans, h.kind == "match", lambda ts: local_ts(ts, tz), style),
+                           color=paint)
     sys.exit(0 if found else 1)
 
 
-def _human(h: "Hit", paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
-    ev = h.event
-    text = v if isinstance(v := ev.get("text"), str) else ""
-    out, pos = [], 0
-    for s, e in h.spans:
-        out.append(text[pos:s])
-        out.append(click.style(text[s:e], fg="red", bold=True) if paint else text[s:e])
-        pos = e
-    out.append(text[pos:])
-    body = "".join(out).replace("\n", "\\n")
-    frm = v if isinstance(v := ev.get("from"), dict) else {}
-    who = frm.get("username") or frm.get("name") or frm.get("id") or "?"
-    mark = ":" if h.kind == "match" else "-"
-    ts = ev.get("ts")
-    head = f"{ev.get('chat_id')} {show_ts(ts) if isinstance(ts, str) else ts} {ev.get('direction') or '?':<3} {who}"
-    return (click.style(head, fg="magenta") if paint else head) + f"{mark} {body}"
+def _style(paint: bool) -> Callable[[str, str], str]:
+    """The renderer's roles in colour: the line head magenta, a matched span bold red; plain without paint."""
+    colours: dict[str, dict[str, Any]] = {"head": {"fg": "magenta"}, "match": {"fg": "red", "bold": True}}
+    return (lambda s, role: click.style(s, **colours[role])) if paint else (lambda s, role: s)
 
 
 @cli.command()
@@ -289,60 +285,28 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
       eventlog tail -f --since 1h --tz Europe/Berlin
     """
     from ..recall import follow as fw
-    from ..recall import when
-    from ..recall.planner import scope_from
+    from ..recall import render, when
     from ..recall.output import local_ts
+    from ..recall.tail import TailQuery
+    from ..recall.tail import tail as run_tail
     from .common import emit_json
 
     ensure_root(root)
-    scope_from(root, chats, None, None)  # validates --chat
     tz = when.zone(tz_name)
     since = when.since(since_text, tz) if since_text is not None else None
     paint = sys.stdout.isatty() and not as_json and not os.environ.get("NO_COLOR")
+    style = _style(paint)
 
     def show(e: "fw.Emitted") -> None:
         if as_json:
             emit_json(e.event)
         else:
-            click.echo(_tail_line(e.event, paint, lambda ts: local_ts(ts, tz)), color=paint)
+            click.echo(render.tail_line(e.event, lambda ts: local_ts(ts, tz), style), color=paint)
         sys.stdout.flush()
 
-    cur = fw.Cursor(root, cursor) if cursor else None
-    shown = 0
-    if cur is not None and cur.exists:
-        new, offsets = cur.new_events(chats or None)
-        for e in new:
-            show(e)
-        shown = len(new)
-    else:
-        offsets = cur.end_offsets(chats or None) if cur is not None else {}
-        events = fw.events_since(root, since, chats or None) if since else fw.last_events(root, count, chats or None)
-        for e in events:
-            show(e)
-            shown += 1
-    if cur is not None:
-        cur.save(offsets)
-    if not follow:
-        sys.exit(0 if shown else 1)
-    f = fw.Follower(root, show, chats or None)
-    n = f.start(offsets or None)
-    click.echo(f"eventlog: following {n} file(s) under {root} (Ctrl-C to stop)", err=True)
-    try:
-        f.run()
-    finally:
-        f.stop()
-        if cur is not None:
-            cur.save({**offsets, **f.offsets})
-
-
-def _tail_line(ev: dict, paint: bool, show_ts: "Callable[[str], str]" = str) -> str:
-    frm = v if isinstance(v := ev.get("from"), dict) else {}
-    who = frm.get("username") or frm.get("name") or frm.get("id") or ""
-    text = v if isinstance(v := ev.get("text"), str) else ""
-    ts = ev.get("ts")
-    head = (f"{ev.get('chat_id')} {show_ts(ts) if isinstance(ts, str) else ts} {ev.get('event')} "
-            f"{ev.get('direction') or '-'} {who}").rstrip()
-    return (click.style(head, fg="magenta") if paint else head) + (": " + text.replace("\n", "\\n") if text else "")
+    shown = run_tail(root, TailQuery(count, since, chats or None, cursor, follow), show,
+                     lambda n: click.echo(f"eventlog: following {n} file(s) under {root} (Ctrl-C to stop)", err=True))
+    sys.exit(0 if shown or follow else 1)
 
 
 @cli.command()

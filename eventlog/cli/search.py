@@ -5,11 +5,24 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import Callable
 
 import click
 
-from .common import emit_json, ensure_root, handle_errors, root_option, since_until
+from .common import emit_json, ensure_root, handle_errors, progress_meter, root_option, since_until
 from .main import cli
+
+
+def index_progress() -> Callable[[int, int, str, int], None] | None:
+    """The index build's (day i of n, day, messages) on the progress meter (a terminal only)."""
+    meter = progress_meter()
+    if meter is None:
+        return None
+
+    def show(i: int, n: int, day: str, docs: int) -> None:
+        meter.show(f"index: {i}/{n} days ({day}, {docs} messages)", last=i == n)
+
+    return show
 
 
 @cli.command("index")
@@ -33,7 +46,7 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
       eventlog index            # incremental; progress on a terminal
       eventlog index --check    # exit 0 fresh, 1 stale days listed, 2 damaged
     """
-    from ..search import embed, index, pack, store
+    from ..search import embed, index
 
     ensure_root(root)
     t0 = time.monotonic()
@@ -41,26 +54,25 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
     if missing and not as_json:
         click.echo(f"eventlog: index without vectors (hybrid search falls back to BM25): {missing}", err=True)
     if check:
-        prog = index.update(root, vectors=not no_vectors, check_only=True)
-        damaged = [r for sub in ("units", pack.PACK_DIR)
-                   for r in (store.check_data(root, rec, sub)
-                             for rec in store.load_records(root, any_version=True, subdir=sub).values()) if r]
+        from ..search.check import check as run_check
+
+        c = run_check(root, vectors=not no_vectors)
         if as_json:
-            emit_json({"fresh": prog.fresh, "stale": prog.built, "removed": prog.removed, "damaged": damaged,
-                       "stale_packs": prog.packs})
+            emit_json({"fresh": c.fresh, "stale": c.stale, "removed": c.removed, "damaged": c.damaged,
+                       "stale_packs": c.stale_packs})
         else:
-            for d in prog.built:
+            for d in c.stale:
                 click.echo(f"stale: {d}")
-            for m in prog.packs:
+            for m in c.stale_packs:
                 click.echo(f"stale pack: {m} (its days are read one by one until `eventlog index` rebuilds it)")
-            for d in prog.removed:
+            for d in c.removed:
                 click.echo(f"gone: {d} (its day files no longer exist)")
-            for msg in damaged:
+            for msg in c.damaged:
                 click.echo(f"damaged: {msg}", err=True)
-            click.echo(f"{prog.fresh} day(s) fresh, {len(prog.built)} stale, {len(damaged)} damaged", err=True)
-        sys.exit(2 if damaged else 1 if prog.built or prog.removed or prog.packs else 0)
+            click.echo(f"{c.fresh} day(s) fresh, {len(c.stale)} stale, {len(c.damaged)} damaged", err=True)
+        sys.exit({"damaged": 2, "stale": 1, "fresh": 0}[c.state])
     prog = index.update(root, rebuild=rebuild, vectors=not no_vectors, jobs=jobs,
-                        progress=None if as_json else index.tty_progress())
+                        progress=None if as_json else index_progress())
     took = time.monotonic() - t0
     if as_json:
         emit_json({"built": prog.built, "fresh": prog.fresh, "removed": prog.removed, "messages": prog.messages,
@@ -101,12 +113,13 @@ def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], dir
       eventlog search "the laptop broke" --since 30d
       eventlog search "ноутбук" --mode bm25 --chat 100007 --json
     """
+    from ..recall.grep import newest
     from ..search import SearchQuery, search
-    from ..search.index import tty_progress
 
     ensure_root(root)
     res = search(root, SearchQuery(query, mode=mode, weight=weight, chats=chats or None, since=since, until=until,
-                                   direction=direction, limit=limit, candidates=candidates), progress=tty_progress())
+                                   direction=direction, limit=limit, candidates=candidates), progress=index_progress(),
+                 text_scan=newest)
     for note in res.notes:
         click.echo(f"eventlog: {note}", err=True)
     for h in res.hits:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..errors import BadEvent, EventlogError
 from ..store.layout import locations, root_source
 from .common import chat_id_param, emit_json, ensure_root, handle_errors, root_option, since_until
 from .main import cli
@@ -48,45 +47,6 @@ def path(root: Path, as_json: bool) -> None:
             click.echo(f"{name:<14} {p}" + (f"   ({note})" if note else ""))
 
 
-def _read_batches(stream, chunk: int = 1 << 20):
-    """Yield (first line number, [complete lines]): the complete lines one read() delivered (the group commit of
-    --fsync batch). A line longer than MAX_LINE raises BadEvent after the lines before it were yielded."""
-    from ..store.schema import MAX_LINE
-
-    carry = b""
-    lineno = 1
-    while True:
-        data = stream.read1(chunk)  # what one read() returns: no waiting for a full chunk
-        if not data:
-            break
-        parts = (carry + data).split(b"\n")
-        carry = parts.pop()
-        if parts:
-            yield lineno, parts
-            lineno += len(parts)
-        if len(carry) > MAX_LINE:
-            raise BadEvent(f"stdin line {lineno}: line longer than {MAX_LINE} bytes")
-    if carry.strip():
-        yield lineno, [carry]
-
-
-def _parse_prefix(first: int, lines: list[bytes]) -> tuple[list[int], list[dict], BadEvent | None]:
-    """Parse lines up to the first bad one: (line numbers, objects, the error or None)."""
-    from ..store.schema import parse_line
-
-    numbers: list[int] = []
-    events: list[dict] = []
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            events.append(parse_line(line))
-        except BadEvent as exc:
-            return numbers, events, BadEvent(f"stdin line {first + i}: {exc}")
-        numbers.append(first + i)
-    return numbers, events, None
-
-
 @cli.command()
 @click.option("--fsync", type=click.Choice(["always", "batch", "never"]), default="batch", show_default=True,
               help="always: fsync each event before the next; batch: one fsync per input chunk; never: leave it to the OS.")
@@ -109,92 +69,21 @@ def append(root: Path, fsync: str, ack: bool, check: bool) -> None:
       may be written without an id; an acknowledged id is always written;
     - --check validates the whole input and writes nothing (for all-or-nothing from a pipe, check a copy first).
     Example: eventlog append --ack < events.jsonl"""
+    from ..store.ingest import ingest
     from ..store.writer import EventLog
 
-    log = EventLog(root, fsync=fsync)
     out = sys.stdout.buffer
-    written = 0
-    check_ids: dict[str, dict[str, int]] = {}
 
-    def acknowledge(stored) -> None:
-        if ack and stored:
-            out.write(b"".join(ev["id"].encode() + b"\n" for ev in stored))
-            out.flush()
+    def acknowledge(stored: list[dict]) -> None:
+        out.write(b"".join(ev["id"].encode() + b"\n" for ev in stored))
+        out.flush()
 
-    stdin = sys.stdin.buffer
-    start = _file_offset(stdin)
-    if start is not None and not check:  # a regular file: validate all of it first, then write from where it began
-        for first, lines in _read_batches(stdin):
-            numbers, events, bad = _parse_prefix(first, lines)
-            try:
-                _check_only(root, numbers, events, check_ids)
-            except BadEvent as exc:
-                bad = exc
-            if bad:
-                raise BadEvent(f"{bad} (nothing was written: a file is written only if every line is valid)")
-        stdin.seek(start)
-        check_ids.clear()
-    for first, lines in _read_batches(stdin):
-        numbers, events, bad = _parse_prefix(first, lines)
-        if check:
-            _check_only(root, numbers, events, check_ids)
-            if bad:
-                raise bad
-            continue
-        while True:
-            try:
-                result = log.append_many(events)
-                break
-            except BadEvent as exc:
-                if exc.index is None:
-                    raise
-                bad = BadEvent(f"stdin line {numbers[exc.index]}: {exc}")
-                numbers, events = numbers[:exc.index], events[:exc.index]  # write the good lines before it
-            except (OSError, EventlogError) as exc:
-                acknowledge(getattr(exc, "written", []))
-                raise
-        acknowledge(result.events)
-        written += len(result.events)
-        for rel in result.repaired:
-            click.echo(f"eventlog: warning: {rel}: a torn last line (crash mid-write) was moved aside; "
-                       "see its log:repair event", err=True)
-        if bad:
-            raise BadEvent(f"{bad} ({f'the {written} line(s) before it were written' if written else 'nothing was written'})")
+    def warn_repaired(rel: str) -> None:
+        click.echo(f"eventlog: warning: {rel}: a torn last line (crash mid-write) was moved aside; "
+                   "see its log:repair event", err=True)
 
-
-def _file_offset(stream) -> int | None:
-    """The current offset if the stream is a regular file (seekable, finite), else None."""
-    import os
-    import stat
-
-    try:
-        fd = stream.fileno()
-        return stream.tell() if stat.S_ISREG(os.fstat(fd).st_mode) else None
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def _check_only(root: Path, numbers: list[int], events: list[dict], supplied: dict[str, dict[str, int]]) -> None:
-    """--check: what append_many would refuse, without writing (ids within the input and against the files)."""
-    from ..store import dupids, schema
-    from ..store.layout import day_relpath
-
-    new: dict[str, dict[str, int]] = {}
-    for n, ev in zip(numbers, events):
-        try:
-            p = schema.prepare(ev)
-        except BadEvent as exc:
-            raise BadEvent(f"stdin line {n}: {exc}") from None
-        if "id" in ev:
-            rel = day_relpath(p["channel"], p["chat_id"], p["ts"])
-            seen = supplied.setdefault(rel, {})
-            if p["id"] in seen:
-                raise BadEvent(f"stdin line {n}: duplicate id {p['id']} (also line {seen[p['id']]})")
-            seen[p["id"]] = new.setdefault(rel, {})[p["id"]] = n
-    try:
-        dupids.check_files(str(root), new)
-    except BadEvent as exc:
-        raise BadEvent(f"stdin line {exc.index}: {exc}") from None
+    ingest(EventLog(root, fsync=fsync), sys.stdin.buffer, check=check,
+           on_written=acknowledge if ack else lambda _: None, on_repaired=warn_repaired)
 
 
 @cli.command()

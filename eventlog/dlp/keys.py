@@ -18,6 +18,7 @@ from typing import Any, Iterable
 import orjson
 
 from ..errors import EventlogError
+from ..store.fsutil import replace_file
 
 KEY_BYTES = 32
 
@@ -126,17 +127,5 @@ def write_allowlist(root: Path, entries: Iterable[dict[str, Any]]) -> Path:
     p = allowlist_path(root)
     _mkdirs(p.parent)
     body = orjson.dumps({"v": 1, "entries": list(entries)}, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
-    tmp = p.with_name(f".allowlist.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, body)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, p)
-    dfd = os.open(p.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    replace_file(p, body, "tmp")
     return p

@@ -6,6 +6,7 @@ prefilter keyword. Both engines then stay identical through tests/vectors/dlp/.
 """
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -82,7 +83,9 @@ def default_path() -> Path:
 
 
 def read_doc(path: str | Path | None = None) -> tuple[dict[str, Any], str]:
-    p = Path(path) if path else default_path()
+    # the given file, else $EVENTLOG_DLP_RULES (as the tap's dlp.mjs), else the shipped one: every command scans
+    # with the rules the tap uses
+    p = Path(path or os.environ.get("EVENTLOG_DLP_RULES") or default_path())
     try:
         data = p.read_bytes()
     except OSError as exc:

@@ -1,114 +1,72 @@
-"""Derived stores that must forget what the log forgets: one registry, called by `eventlog forget`.
+"""The registry of derived stores that must forget what the log forgets (purge by chat, purge by day).
 
-A derived store (the Parquet units and their vocabularies today; a search index under `index/` tomorrow) registers a
-function that, given what was erased, deletes whatever it derived from those files and rebuilds it from the (now
-erased) log. It must not leave content behind even if the rebuild fails: delete first, rebuild second.
+Design (the arrows of docs/architecture.md): the store knows no reader and no rule, so nothing below ops/ registers
+itself here — a derived store cannot import ops/. Instead each derived store exposes a purger in its own package,
+written against the store's `ErasedScope` (store/erased.py), and this module wires them in one table at the bottom:
 
-    from eventlog.ops.erasure import register_derived
+    dlp      eventlog/dlp/purge.py        alerts lose content fields, reviews of them their notes (plan + purge)
+    index    eventlog/search/index.py     drop the day units holding an erased file (rebuilt on the next search)
+    parquet  eventlog/recall/purge.py     delete the months' units, rebuild them from the erased log
 
-    @register_derived("index")
-    def _forget_index(root: Path, scope: ErasedScope) -> dict[str, int]:
-        ...  # delete/rebuild index/ entries of scope.files; return counts for the log:erased event
+A purger takes (root, scope) and returns counts for the `log:erased` event; an optional planner returns what it would
+erase without changing anything (and refuses what it cannot erase) — `forget` plans first and records the plan before
+it writes. Loaders are lazy: the index pulls numpy and the stemmers, which a forget without an index needs not.
+Purgers run in name order, after the day files; each must delete first and rebuild second, so a failed rebuild
+leaves no content behind. ops/forget.py knows only this registry, not the stores behind it.
 """
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
-from ..recall import freshness
-from ..recall.compact import PARQUET_DIR
+from ..store.erased import ErasedScope
+
+Counts = dict[str, int]
 
 
 @dataclass(frozen=True)
-class ErasedScope:
-    """What `forget` did: the day files it rewrote in this run (`changed`), every day file of the request (`files`,
-    already erased ones included — a run killed before this step leaves them for the next run) and the ids of the
-    events erased. An eraser must handle `changed`, and whatever of `files` it still derives from content."""
-
-    changed: frozenset[str]
-    files: frozenset[str] = field(default_factory=frozenset)
-    event_ids: frozenset[str] = field(default_factory=frozenset)
+class Derived:
+    purge: Callable[[Path, ErasedScope], Counts]
+    plan: Callable[[Path, ErasedScope], Counts] | None = None
 
 
-def months_of(rels: frozenset[str]) -> set[str]:
-    """yyyy-mm of day file relpaths."""
-    return {f"{p[4]}-{p[5]}" for p in (rel.split("/") for rel in rels) if len(p) == 7}
+_DERIVED: dict[str, Callable[[], Derived]] = {}
 
 
-DerivedEraser = Callable[[Path, ErasedScope], dict[str, int]]
-_DERIVED: dict[str, DerivedEraser] = {}
+def register_derived(name: str, load: Callable[[], Derived]) -> None:
+    _DERIVED[name] = load
 
 
-def register_derived(name: str) -> Callable[[DerivedEraser], DerivedEraser]:
-    def deco(fn: DerivedEraser) -> DerivedEraser:
-        _DERIVED[name] = fn
-        return fn
-
-    return deco
+def plan_derived(root: Path, scope: ErasedScope) -> dict[str, Counts]:
+    """name → what its planner says it would erase (stores without a planner are left out)."""
+    loaded = {name: load() for name, load in sorted(_DERIVED.items())}
+    return {name: d.plan(root, scope) for name, d in loaded.items() if d.plan is not None}
 
 
-def erase_derived(root: Path, scope: ErasedScope) -> dict[str, dict[str, int]]:
-    """Run every registered eraser; name → its counts."""
-    return {name: fn(root, scope) for name, fn in sorted(_DERIVED.items())}
+def erase_derived(root: Path, scope: ErasedScope) -> dict[str, Counts]:
+    """Run every registered purger; name → its counts."""
+    return {name: load().purge(root, scope) for name, load in sorted(_DERIVED.items())}
 
 
-def _holds_other_bytes(root: Path, rel: str, source: Any) -> bool:
-    """Whether a unit was built from bytes other than the file's current ones: its record keeps, per source, the size
-    and the SHA-256 of what it copied (`[size, lines, identity, sha256]`). The identity alone cannot tell — a file
-    rewritten moments before the rebuild has none (compact's racy rule) — so this reads the file."""
-    if not (isinstance(source, list) and len(source) >= 4):
-        return True  # an older record without a digest: rebuild it to be sure
-    size, digest = source[0], source[3]
-    try:
-        if os.stat(root / rel).st_size != size:
-            return True
-        return freshness.content_digest(root / rel, size) != digest
-    except FileNotFoundError:
-        return True
+def _dlp() -> Derived:
+    from ..dlp import purge
+
+    return Derived(purge.purge, purge.plan)
 
 
-@register_derived("parquet")
-def _forget_parquet(root: Path, scope: ErasedScope) -> dict[str, int]:
-    """Delete the units (record, Parquet, vocabulary) of every month with a day file erased now — or erased earlier
-    but still newer than its unit (the unit records each source's size) — then rebuild them with compact's own
-    builder: the rebuilt copy holds the commitments, not the content."""
-    from ..recall.compact import load_units, rebuild_months
-
-    d = root / PARQUET_DIR
-    months = months_of(scope.changed)
-    in_scope = months_of(scope.files)
-    for unit in load_units(root):
-        if unit.name in in_scope and unit.name not in months:
-            for rel in scope.files & set(unit.sources):
-                if _holds_other_bytes(root, rel, unit.record["sources"].get(rel)):
-                    months.add(unit.name)
-                    break
-    deleted = []
-    for name in sorted(months):
-        files = [d / f"{name}.json"] + sorted(d.glob(f"{name}.*.parquet")) + sorted(d.glob(f"{name}.*.vocab")) \
-            + sorted(d.glob(f".{name}.*"))  # temporaries of a build that was killed
-        present = [f for f in files if f.exists()]
-        if not present:
-            continue
-        for f in present:  # the record first: a kill from here on leaves no unit, and queries read the JSONL
-            f.unlink(missing_ok=True)
-        deleted.append(name)
-    if deleted:
-        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    rebuilt = rebuild_months(root, deleted) if deleted else []
-    return {"units_deleted": len(deleted), "units_rebuilt": len(rebuilt)}
-
-
-@register_derived("index")
-def _forget_index(root: Path, scope: ErasedScope) -> dict[str, int]:
-    """Drop the search-index day units holding any file of the request; `eventlog index` / `search` rebuild them from
-    the erased log. Imported lazily: the index pulls numpy and the stemmers, which a forget without an index needs not."""
+def _index() -> Derived:
     from ..search.index import purge
 
-    return {"units_deleted": len(purge(root, files=scope.files))}
+    return Derived(lambda root, scope: {"units_deleted": len(purge(root, files=scope.files))})
+
+
+def _parquet() -> Derived:
+    from ..recall.purge import purge
+
+    return Derived(purge)
+
+
+register_derived("dlp", _dlp)
+register_derived("index", _index)
+register_derived("parquet", _parquet)

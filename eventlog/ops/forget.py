@@ -4,9 +4,9 @@
   chain, the seals' hashes and every earlier head still verify. One file at a time, under its lock, atomically
   (temporary file + fsync + rename + directory fsync); a sealed day gets a new seal record (its byte size changed).
   Torn tails and their `.torn-*` copies, and temporaries of killed runs, hold content too: they are deleted.
-- DLP streams: alerts keep their masked previews (never content); reviews of alerts in scope lose their `note`, and
-  any content field of an alert in scope is erased the same way.
-- Derived stores (Parquet units + vocabularies, any registered later): deleted and rebuilt (erasure.py).
+- Every store derived from the log or pointing into it — the DLP streams (alerts keep their masked previews, reviews
+  of alerts in scope lose their `note`), the search index, the Parquet units and vocabularies — is reached through
+  the registry in erasure.py, planned with the day files and purged after them; this module imports none of them.
 - A `log:erased` system event records who, why (in `note`, itself erasable), the range and the counts — no content.
 Idempotent: a run killed anywhere leaves a log that verifies, and running the same command again finishes the job.
 """
@@ -17,15 +17,17 @@ import os
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import orjson
 
 from ..errors import BadEvent, EventlogError
-from ..store.commitment import erase_line, has_content, is_erased
+from ..store.commitment import erase_line, live_ids
+from ..store.erased import ErasedScope
 from ..store.fsutil import replace_file
 from ..store.layout import LogFile, log_files, parse_relpath, seal_relpath
 from ..store.lock import FileLock
+from .erasure import erase_derived, plan_derived
 
 _LEFTOVERS = (".torn-", ".forget-", ".migrate-")
 
@@ -57,49 +59,24 @@ class ForgetReport:
 def _scope_files(root: Path, chat: str | None, before: date | None) -> list[LogFile]:
     if chat is None and before is None:
         raise EventlogError("say what to forget: --chat ID, --before WHEN, or both (or --retention)")
+    if before == date.min:  # 0001-01-01: no day is before it (and date.min - 1 day overflows)
+        return []
     until = before - timedelta(days=1) if before else None
     return list(log_files(root, chat, until=until))
 
 
-def _live(line: bytes) -> dict[str, Any] | None:
-    """The parsed line if it still holds content (a live v2 line with a salt, or a v1 line with content)."""
-    if b'"salt":"' not in line and b'"v":1' not in line:
-        return None
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) and has_content(obj) and not is_erased(obj) else None
-
-
-def _live_ids(path: Path, rel: str) -> Iterator[str | None]:
-    """The id of every line of `path` that still holds content; raises for v1 content (migrate first)."""
-    with open(path, "rb") as f:
-        for n, line in enumerate(f, 1):
-            obj = _live(line.rstrip(b"\n"))
-            if obj is None:
-                continue
-            if obj.get("v") == 1:
-                raise EventlogError(f"{rel}:{n}: a v1 line; its chain covers the plaintext, so it cannot be erased "
-                                    "— run `eventlog migrate` first")
-            yield v if isinstance(v := obj.get("id"), str) else None
-
-
 def plan(root: Path, chat: str | None = None, before: date | None = None) -> ForgetPlan:
     """What `forget` would erase (nothing is changed). Raises if v1 content is in the way (migrate first)."""
-    from ..dlp.alerts import ALERTS, REVIEWS
-
     p = ForgetPlan(chat, before, _scope_files(root, chat, before))
-    for rel in (ALERTS, REVIEWS):
-        if (root / rel).is_file():
-            for _ in _live_ids(root / rel, rel):
-                pass
     for lf in p.files:
-        for eid in _live_ids(lf.path, lf.relpath):
+        for eid in live_ids(lf.path, lf.relpath):
             p.events += 1
             if eid:
                 p.ids.add(eid)
-    p.alerts, p.reviews = _erase_dlp(None, root, chat, before, p.ids, dry_run=True)
+    planned = plan_derived(root, ErasedScope(chat, before, files=frozenset(lf.relpath for lf in p.files),
+                                             event_ids=frozenset(p.ids)))
+    p.alerts = sum(c.get("alerts", 0) for c in planned.values())
+    p.reviews = sum(c.get("reviews", 0) for c in planned.values())
     return p
 
 
@@ -158,50 +135,6 @@ def _erase_file(log: Any, lf: LogFile, report: ForgetReport) -> bool:
     return changed
 
 
-def _in_scope(obj: dict[str, Any], chat: str | None, before: date | None) -> bool:
-    if chat is not None and str(obj.get("chat_id")) != chat:
-        return False
-    ts = obj.get("event_ts") or obj.get("ts")
-    return before is None or (isinstance(ts, str) and ts[:10] < before.isoformat())
-
-
-def _erase_dlp(log: Any, root: Path, chat: str | None, before: date | None, ids: set[str],
-               dry_run: bool = False) -> tuple[int, int]:
-    """Alerts in scope (their chat/day, or pointing at an erased event) lose any content field; reviews of them lose
-    their note. Masked previews, rules and fingerprints stay: they are what an audit needs and never content.
-    Returns (alerts, reviews) erased (or, dry, that would be)."""
-    from ..dlp.alerts import ALERTS, REVIEWS
-
-    alert_ids: set[str] = set()
-    counts = []
-    for rel, kind in ((ALERTS, "alert"), (REVIEWS, "review")):
-        path = root / rel
-        n = 0
-        if path.is_file():
-            with FileLock(f"{path}.lock"):
-                data = path.read_bytes()
-                end = data.rfind(b"\n") + 1
-                out = []
-                for line in data[:end].split(b"\n")[:-1]:
-                    try:
-                        obj = orjson.loads(line)
-                    except orjson.JSONDecodeError:
-                        obj = None
-                    hit = isinstance(obj, dict) and (
-                        (kind == "alert" and (_in_scope(obj, chat, before) or obj.get("log_event") in ids))
-                        or (kind == "review" and obj.get("alert") in alert_ids))
-                    if hit and kind == "alert" and isinstance(obj.get("id"), str):
-                        alert_ids.add(obj["id"])
-                    new = erase_line(line) if hit and _live(line) is not None else None
-                    n += new is not None
-                    out.append((new if new is not None else line) + b"\n")
-                if n and not dry_run:
-                    replace_file(path, b"".join(out) + data[end:], "forget")
-                    log._tails.pop(rel, None)
-        counts.append(n)
-    return counts[0], counts[1]
-
-
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -215,7 +148,6 @@ def operator() -> str:
 
 def forget(root: Path, *, chat: str | None = None, before: date | None = None, reason: str,
            by: str | None = None, progress: Callable[[str], None] | None = None) -> ForgetReport:
-    from .erasure import ErasedScope, erase_derived
     from ..store.head import checkpoint
     from ..store.writer import EventLog
 
@@ -239,8 +171,7 @@ def forget(root: Path, *, chat: str | None = None, before: date | None = None, r
             progress(lf.relpath)
         if _erase_file(log, lf, report):
             changed.add(lf.relpath)
-    _erase_dlp(log, root, chat, before, p.ids)
-    report.derived = erase_derived(root, ErasedScope(frozenset(changed), frozenset(lf.relpath for lf in p.files),
-                                                     frozenset(p.ids)))
+    report.derived = erase_derived(root, ErasedScope(chat, before, frozenset(changed),
+                                                     frozenset(lf.relpath for lf in p.files), frozenset(p.ids)))
     checkpoint(log)
     return report

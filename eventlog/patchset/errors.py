@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import EventlogError
 
-class PatchError(Exception):
+
+class PatchError(EventlogError):
     """Fail-closed refusal: nothing was changed (or everything was rolled back) when this is raised."""
 
     def __init__(self, code: str, message: str, report: dict[str, Any] | None = None) -> None:

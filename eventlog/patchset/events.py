@@ -11,6 +11,7 @@ from typing import Any, Iterator
 
 import orjson
 
+from eventlog.store.layout import log_files
 from eventlog.store.reader import iter_lines
 from eventlog.store.writer import EventLog
 
@@ -29,8 +30,7 @@ def record(root: Path, event: str, **fields: Any) -> dict[str, Any]:
 
 
 def _day_files(root: Path) -> list[Path]:
-    base = root / "raw" / CHANNEL / "chats" / CHAT
-    return sorted(base.glob("[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9].jsonl"))
+    return [lf.path for lf in log_files(root, CHAT, channel=CHANNEL)]  # by day, oldest first
 
 
 def iter_system_events(root: Path, kinds: tuple[str, ...] | None = None, newest_first: bool = True,

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from eventlog import __version__
-from eventlog.store.fsutil import replace_file
+from eventlog.store.fsutil import fsync_dir, replace_file
 from eventlog.patchset.errors import PatchError
 from eventlog.patchset.locate import Scan, anchor_report, decode, encode, patch_text, scan_tree, strip_ours
 from eventlog.patchset.manifest import Manifest, load_manifest, sha256_bytes, sha256_file
@@ -57,14 +57,6 @@ def _read_record(pkg: Path, m: Manifest) -> dict[str, Any] | None:
 def _write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Files inside OpenClaw's install keep their mode (the gateway may run as another user than the installer)."""
     replace_file(path, data, "eventlog-tmp", mode)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------- status
@@ -173,7 +165,7 @@ def apply(pkg: Path, manifest: Manifest | None = None) -> dict[str, Any]:
             path = pkg / e["target"]
             _write_atomic(path, e["new"], path.stat().st_mode & 0o7777)
             done.append(e)
-        _fsync_dir(pkg)
+        fsync_dir(pkg)
     except BaseException as exc:
         for e in done:  # roll back what was written, newest first is not needed: files are independent
             path = pkg / e["target"]
@@ -320,7 +312,7 @@ def revert(pkg: Path, manifest: Manifest | None = None) -> dict[str, Any]:
     shutil.rmtree(rt_dir, ignore_errors=True)
     for stale in pkg.glob(f".{m.runtime_dir}.staging-*"):
         shutil.rmtree(stale, ignore_errors=True)
-    _fsync_dir(pkg)
+    fsync_dir(pkg)
     return {"type": "revert", "ok": True, "result": "reverted", "openclaw_version": version,
             "changed": [str(p.relative_to(pkg)) for p, _ in writes] + ([m.runtime_dir] if st["runtime_present"] else []),
             "verified": bool(rec.get("files"))}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -186,6 +185,8 @@ class UnitResult:
 
 def _plan_months(root: Path, before: date) -> dict[str, list[tuple[str, Path]]]:
     months: dict[str, list[tuple[str, Path]]] = {}
+    if before == date.min:  # 0001-01-01: no day is before it (and the day before it does not exist)
+        return months
     for lf in log_files(root, until=date.fromordinal(before.toordinal() - 1)):
         months.setdefault(f"{lf.day.year:04d}-{lf.day.month:02d}", []).append((lf.relpath, lf.path))
     return months
@@ -352,23 +353,6 @@ def changed_sources(root: Path, unit: Unit) -> list[str]:
     """The unit's day files whose identity changed since it was built (those are read from JSONL)."""
     return [rel for rel, key in unit.sources.items()
             if (cur := freshness.key_of(root / rel)) is None or not freshness.same(key, cur)]
-
-
-def text_progress(stream: Any = None) -> Callable[[int, int, str], None]:
-    """A one-line progress bar on a terminal (nothing when stderr is not a tty). Without `stream`, the stderr of the
-    moment of each call: binding the one of import time broke a second run in the same process (pytest.main twice,
-    mutmut) once that stream had been closed."""
-    def show(done: int, total: int, label: str) -> None:
-        out = stream if stream is not None else sys.stderr
-        if not out.isatty() or total == 0:
-            return
-        width = 30
-        filled = width * done // total
-        out.write(f"\rcompacting [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:8}")
-        if done == total:
-            out.write("\n")
-        out.flush()
-    return show
 
 
 def rebuild_months(root: Path, names: list[str]) -> list[UnitResult]:

@@ -10,11 +10,16 @@ import orjson
 
 from ..errors import EventlogError
 from ..store.layout import log_files
+from . import render, views
 from .planner import scope_from
 from .when import iso, utc_days
 
 FORMATS = ("jsonl", "csv", "parquet", "md")
 _ORDER = "SELECT * EXCLUDE (file, line) FROM messages ORDER BY ts, id"
+# md renders each message with the event renderer, so it reads the fields the renderer needs (`from`, `raw` for the
+# media marker) from the events view, with the messages view's filter and edit test.
+_MD = (f"SELECT ts, event, direction, text, \"from\", raw, {views.IS_EDIT} AS is_edit FROM events "
+       f"WHERE event IN {render.MESSAGE_EVENTS!r} ORDER BY ts, id")
 
 
 def export(root: Path, chat: str, since: datetime | None, until: datetime | None, fmt: str, out: BinaryIO,
@@ -30,22 +35,27 @@ def export(root: Path, chat: str, since: datetime | None, until: datetime | None
 
     with query.duckdb_errors():
         con, _ = query.connect(scope)
-        cur = con.execute(_ORDER)
         if fmt in ("csv", "parquet"):
-            return write_result(cur, fmt, out, tz=tz)
+            return write_result(con.execute(_ORDER), fmt, out, tz=tz)
+        cur = con.execute(_MD)
         names = [d[0] for d in cur.description]
         out.write(f"# Chat {chat}\n\n".encode())
         n = 0
         while rows := cur.fetchmany(4096):
             for r in rows:
                 m = dict(zip(names, r))
-                text = (m["text"] if m["text"] is not None else "(no text)").replace("\n", "  \n  ")
-                who = m["sender"] or ("bot" if m["direction"] == "out" else "?")
+                ev = {**m, "from": _json(m["from"]), "raw": _json(m["raw"])}
+                text = render.body(ev).replace("\n", "  \n  ")
+                who = render.who(ev)
                 ts = local_ts(m["ts"], tz) if tz is not None else iso(_utc(m["ts"]))
                 edit = " (edit)" if m["is_edit"] else ""
                 out.write(f"- **{ts}** {who} ({m['direction'] or '-'}){edit}: {text}\n".encode())
                 n += 1
         return n
+
+
+def _json(v: str | None) -> object:
+    return orjson.loads(v) if v is not None else None
 
 
 def _utc(t: datetime) -> datetime:

@@ -21,7 +21,7 @@ import orjson
 
 from ..errors import EventlogError
 from ..store.fsutil import replace_file
-from ..store.layout import RAW, log_files, parse_relpath
+from ..store.layout import RAW, log_files, log_files_under, parse_relpath
 
 
 @dataclass
@@ -125,12 +125,8 @@ class Follower:
 
     # -- reading ------------------------------------------------------------------------------------------------
     def _scan(self, directory: Path) -> None:
-        if not directory.is_dir():
-            return
-        for dirpath, _, names in os.walk(directory):
-            for name in sorted(names):
-                if name.endswith(".jsonl"):
-                    self._read(os.path.join(dirpath, name))
+        for lf in log_files_under(self.root, directory, self.chats):
+            self._read(str(lf.path))
 
     def _read(self, path: str) -> None:
         rel = self._relpath(path)

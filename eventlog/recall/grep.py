@@ -29,9 +29,9 @@ import orjson
 from ..store.layout import RAW, log_files
 from .textmatch import (DEFAULT_FUZZY_SCORE, ODD_UPPER, GrepError, GrepQuery, Matcher, RegexGuard,  # noqa: F401
                         fold_class, json_escape, prefilter_regex, required_literal)
+from .render import MESSAGE_EVENTS, sent_by  # noqa: F401 (MESSAGE_EVENTS: grep's public name)
 from .when import utc_days
 
-MESSAGE_EVENTS = ("message:received", "message:sent")
 _ARG_BUDGET = 96 * 1024  # bytes of file paths per rg invocation (ARG_MAX is 2 MiB here; stay far below)
 
 
@@ -99,22 +99,13 @@ def _rg_candidates(root: Path, regex: str, paths: list[str]) -> Iterator[tuple[s
                 raise GrepError("rg failed: " + (first[0] if first else f"exit {code}"))
 
 
-def _sender_matches(ev: dict[str, Any], who: str) -> bool:
-    frm = ev.get("from")
-    if not isinstance(frm, dict):
-        return False
-    w = who.lstrip("@").lower()
-    return any(isinstance(frm.get(k), (str, int)) and not isinstance(frm.get(k), bool) and str(frm[k]).lower() == w
-               for k in ("username", "name", "id"))
-
-
 def is_candidate(ev: Any, q: GrepQuery) -> bool:
     """Filters other than the text match: a message event with a text, direction and sender as asked."""
     if not isinstance(ev, dict) or not isinstance(ev.get("text"), str) or ev.get("event") not in MESSAGE_EVENTS:
         return False
     if q.direction and ev.get("direction") != q.direction:
         return False
-    if q.sender and not _sender_matches(ev, q.sender):
+    if q.sender and not sent_by(ev, q.sender):
         return False
     if q.since or q.until:
         lo, hi = q.ts_bounds()
@@ -305,3 +296,26 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery, after: i
             yield group
 
 
+
+
+def newest(root: Path, text: str, *, fuzzy: bool = False, chats: tuple[str, ...] | None = None,
+           since: Any = None, until: Any = None, direction: str | None = None, limit: int = 10
+           ) -> list[dict[str, Any]]:
+    """The `limit` newest messages containing all of `text`'s words (case-insensitive), or with every word matched by
+    a similar word (`fuzzy`: rapidfuzz ratio ≥ 80) — `eventlog search --mode text|fuzzy`, which has no relevance. The
+    search package takes this as its text scan (search → recall is not an arrow; the CLI hands it over)."""
+    import heapq
+
+    words = text.split()
+    if not fuzzy:
+        pattern = max(words, key=len)
+        gq = GrepQuery(pattern, mode="literal", ignore_case=True, chats=chats, since=since, until=until,
+                       direction=direction)
+        rest = [w.casefold() for w in words if w != pattern]
+        events: Iterable[dict[str, Any]] = (h.event for h in search(root, gq)
+                                            if all(w in h.event["text"].casefold() for w in rest))
+    else:
+        gq = GrepQuery(text, mode="fuzzy", ignore_case=True, chats=chats, since=since, until=until,
+                       direction=direction)
+        events = (h.event for h in search(root, gq))
+    return heapq.nlargest(limit, events, key=lambda ev: str(ev.get("ts")))  # memory: `limit` events, not all hits

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from ..errors import EventlogError
+from ..store.fsutil import atomic_writer
 
 
 @contextmanager
@@ -21,17 +22,8 @@ def atomic_output(path: str | os.PathLike[str], root: Path) -> Iterator[BinaryIO
         raise EventlogError(f"-o {path}: inside the log root {root}; write it elsewhere")
     if target.is_dir():
         raise EventlogError(f"-o {path}: is a directory")
-    tmp = real_target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, real_target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_writer(real_target, "output") as f:
+        yield f
 
 
 def _cell(value: Any) -> Any:

@@ -7,20 +7,17 @@ Scope bounds are exact UTC instants ([since, until)); file pruning uses the UTC 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..errors import EventlogError
-from ..store.layout import RAW
-from ..store.schema import CHANNEL_RE, CHAT_ID_RE
+from ..store import layout
+from ..store.schema import CHAT_ID_RE
 from . import freshness
 from .when import check_order, utc_days
 
-_YEAR = re.compile(r"\d{4}")
-_MONTH = re.compile(r"\d\d")
 DLP_FILES = {"dlp_alerts": "dlp/alerts.jsonl", "dlp_reviews": "dlp/reviews.jsonl"}
 
 
@@ -62,53 +59,15 @@ def scope_from(root: Path, chats: Iterable[str] | None, since: datetime | None, 
     return Scope(root=root, chats=chats_t, since=since, until=until, tz=tz)
 
 
-def _subdirs(path: str, pattern: "re.Pattern[str]") -> list[str]:
-    try:
-        return sorted(e.name for e in os.scandir(path) if pattern.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-
-
-def month_dirs(scope: Scope) -> Iterator[tuple[str, str, int, int]]:
-    """(relpath, path, year, month) of every chat-month directory in scope, pruned by name."""
-    raw = os.path.join(str(scope.root), RAW)
-    first, last = scope.days()
-    lo = (first.year, first.month) if first else (0, 0)
-    hi = (last.year, last.month) if last else (9999, 12)
-    for ch in _subdirs(raw, CHANNEL_RE):
-        chats_dir = f"{raw}/{ch}/chats"
-        chats = [c for c in scope.chats if CHAT_ID_RE.fullmatch(c)] if scope.chats else _subdirs(chats_dir, CHAT_ID_RE)
-        for chat in chats:
-            base = f"{chats_dir}/{chat}"
-            for y in _subdirs(base, _YEAR):
-                if not lo[0] <= int(y) <= hi[0]:
-                    continue
-                for m in _subdirs(f"{base}/{y}", _MONTH):
-                    if lo <= (int(y), int(m)) <= hi:
-                        yield f"{RAW}/{ch}/chats/{chat}/{y}/{m}", f"{base}/{y}/{m}", int(y), int(m)
-
-
-def day_files(path: str, rel: str, y: int, m: int, first: date | None, last: date | None
-              ) -> Iterator[tuple[str, os.stat_result]]:
-    """(relpath, stat) of the regular day files of one chat-month directory within [first, last]."""
-    try:
-        entries = list(os.scandir(path))
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    for e in entries:
-        name = e.name
-        if len(name) != 8 or not name.endswith(".jsonl") or not name[:2].isdigit():
-            continue
-        try:
-            day = date(y, m, int(name[:2]))
-        except ValueError:
-            continue
-        if (first and day < first) or (last and day > last):
-            continue
+def _day_files(path: str, rel: str, y: int, m: int, first: date | None, last: date | None
+               ) -> Iterator[tuple[str, os.stat_result]]:
+    """(relpath, stat) of the regular day files of one chat-month directory within [first, last]: the stat comes
+    with the listing (DirEntry), so binding a file by its identity costs no extra call."""
+    for e, _ in layout.day_entries(path, y, m, first, last):
         try:
             if not e.is_file(follow_symlinks=False):
                 continue
-            yield f"{rel}/{name}", e.stat(follow_symlinks=False)
+            yield f"{rel}/{e.name}", e.stat(follow_symlinks=False)
         except FileNotFoundError:
             continue
 
@@ -124,9 +83,10 @@ def plan(scope: Scope) -> Sources:
     jsonl: list[str] = []
     covered: dict[str, set[str]] = {}
     stale: set[str] = set()
-    for rel, path, y, m in month_dirs(scope):
+    months = ((first.year, first.month) if first else None, (last.year, last.month) if last else None)
+    for rel, path, y, m in layout.month_dirs(scope.root, scope.chats or None, *months):
         unit = units.get(f"{y:04d}-{m:02d}")
-        for frel, st in day_files(path, rel, y, m, first, last):
+        for frel, st in _day_files(path, rel, y, m, first, last):
             if unit is not None and freshness.same(unit.sources.get(frel), freshness.stat_key(st)):
                 covered.setdefault(unit.name, set()).add(frel)
             else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .planner import Scope, Sources
+from .render import SENDER_SQL
 
 # The `events` schema: (column, DuckDB type as read from JSONL). JSON-typed columns keep nested objects verbatim.
 EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -71,7 +72,7 @@ _REPLY_TO = ("coalesce(TRY_CAST(raw->'message'->'reply_to_message'->>'message_id
              "TRY_CAST(raw->'edited_message'->'reply_to_message'->>'message_id' AS BIGINT), "
              "TRY_CAST(payload->>'reply_to_message_id' AS BIGINT), "
              "TRY_CAST(payload->'reply_parameters'->>'message_id' AS BIGINT))")
-_IS_EDIT = ("coalesce(update_type IN ('edited_message', 'edited_channel_post') "
+IS_EDIT = ("coalesce(update_type IN ('edited_message', 'edited_channel_post') "
             "OR method IN ('editMessageText', 'editMessageCaption'), false)")
 # The Telegram chat object of an inbound update, whichever kind of update it is.
 _CHAT_OBJ = ("coalesce(raw->'message'->'chat', raw->'edited_message'->'chat', raw->'channel_post'->'chat', "
@@ -108,13 +109,13 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
     views["messages"] = (
         "CREATE VIEW messages AS\n"
         "SELECT ts, channel, chat_id, direction, event, message_id, update_type,\n"
-        "  coalesce(\"from\"->>'username', \"from\"->>'name', \"from\"->>'id') AS sender,\n"
+        f"  {SENDER_SQL} AS sender,\n"
         "  CAST(\"from\"->>'id' AS BIGINT) AS sender_id, \"from\"->>'name' AS sender_name,\n"
         "  CAST(\"from\"->>'is_bot' AS BOOLEAN) AS is_bot, text, method,\n"
         "  CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate,\n"
         f"  {_REPLY_TO} AS reply_to_message_id,\n"
-        f"  {_IS_EDIT} AS is_edit,\n"
-        f"  CASE WHEN {_IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
+        f"  {IS_EDIT} AS is_edit,\n"
+        f"  CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
         " AS edits_message_id,\n"
         "  id, file, line\n"
         "FROM events WHERE event IN ('message:received', 'message:sent')"

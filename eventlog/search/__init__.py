@@ -1,9 +1,8 @@
-"""Ranked search over message text: `text` and `fuzzy` (the grep library, eventlog/recall.py), `bm25`, `vector`,
-`hybrid` (weighted fusion of min-max-normalised cosine and BM25 scores) and `rrf` (reciprocal rank fusion), over the
-derived index in eventlog/search/index.py. Library first: `search(root, SearchQuery(...))` → `SearchResult`."""
+"""Ranked search over message text: `text` and `fuzzy` (the grep library, eventlog/recall/grep.py, handed in by the
+caller), `bm25`, `vector`, `hybrid` (weighted fusion of min-max-normalised cosine and BM25 scores) and `rrf`
+(reciprocal rank fusion), over the derived index in eventlog/search/index.py. Library first: `search(root, SearchQuery(...))` → `SearchResult`."""
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any, Callable
 import orjson
 
 from ..errors import EventlogError
+from ..recall import render
 from . import embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
@@ -63,18 +63,9 @@ class SearchResult:
     updated_days: list[str] = field(default_factory=list)
 
 
-def _sender(ev: dict[str, Any]) -> str | None:
-    frm = ev.get("from")
-    if isinstance(frm, dict):
-        for k in ("username", "name", "id"):
-            if isinstance(frm.get(k), (str, int)) and not isinstance(frm.get(k), bool):
-                return str(frm[k])
-    return None
-
-
 def _hit(rank_: int, score: float, ev: dict[str, Any]) -> SearchHit:
     return SearchHit(rank_, score, str(ev.get("id")), str(ev.get("chat_id")), str(ev.get("ts")), ev.get("direction"),
-                     ev["text"], _sender(ev), ev)
+                     ev["text"], render.sender(ev), ev)
 
 
 def validate(q: SearchQuery) -> None:
@@ -94,25 +85,17 @@ def validate(q: SearchQuery) -> None:
         raise SearchError("--since is after --until")
 
 
-def _grep(root: Path, q: SearchQuery) -> SearchResult:
-    """text: every message containing all the query's words (case-insensitive); fuzzy: every query word matched by a
-    similar word (rapidfuzz ratio ≥ 80). Both from the grep library; ranked newest first (grep has no relevance)."""
-    from ..recall import grep as recall
-    from ..recall.textmatch import day_bounds
+TextScan = Callable[..., list[dict[str, Any]]]  # eventlog.recall.grep.newest's signature
 
-    words = q.text.split()
-    since, until = day_bounds(q.since, q.until)
-    if q.mode == "text":
-        pattern = max(words, key=len)
-        gq = recall.GrepQuery(pattern, mode="literal", ignore_case=True, chats=q.chats, since=since,
-                              until=until, direction=q.direction)
-        rest = [w.casefold() for w in words if w != pattern]
-        events = (h.event for h in recall.search(root, gq) if all(w in h.event["text"].casefold() for w in rest))
-    else:
-        gq = recall.GrepQuery(q.text, mode="fuzzy", ignore_case=True, chats=q.chats, since=since,
-                              until=until, direction=q.direction)
-        events = (h.event for h in recall.search(root, gq))
-    newest = heapq.nlargest(q.limit, events, key=lambda ev: str(ev.get("ts")))  # memory: `limit` events, not all hits
+
+def _grep(root: Path, q: SearchQuery, text_scan: TextScan | None) -> SearchResult:
+    """text and fuzzy read the log, not the index: through the grep library, which the caller hands over (`text_scan`,
+    normally eventlog.recall.grep.newest) because search → recall is not one of the allowed arrows. Ranked newest
+    first (grep has no relevance)."""
+    if text_scan is None:
+        raise SearchError(f"--mode {q.mode} reads the log through recall: pass text_scan=eventlog.recall.grep.newest")
+    newest = text_scan(root, q.text, fuzzy=q.mode == "fuzzy", chats=q.chats, since=q.since, until=q.until,
+                       direction=q.direction, limit=q.limit)
     return SearchResult([_hit(i + 1, 1.0, ev) for i, ev in enumerate(newest)], q.mode)
 
 
@@ -132,12 +115,13 @@ def _ms(d: date) -> int:
 
 
 def search(root: Path, q: SearchQuery, refresh: bool = True,
-           progress: Callable[[int, int, str, int], None] | None = None) -> SearchResult:
+           progress: Callable[[int, int, str, int], None] | None = None,
+           text_scan: TextScan | None = None) -> SearchResult:
     """Rank messages for q. With refresh (the default) stale or missing index days in scope are rebuilt first, so a
-    result never comes from a stale index."""
+    result never comes from a stale index. `text_scan` serves the text and fuzzy modes (see _grep)."""
     validate(q)
     if q.mode in ("text", "fuzzy"):
-        return _grep(root, q)
+        return _grep(root, q, text_scan)
     notes: list[str] = []
     mode = q.mode
     missing = embed.available()

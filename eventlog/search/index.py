@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,15 +20,12 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
+from ..store import layout
 from ..store.layout import RAW, parse_relpath
-from ..store.schema import CHANNEL_RE, CHAT_ID_RE
 from . import embed, pack, project, store, watch, watchscan
 
 MESSAGE_EVENTS = (b"message:received", b"message:sent")
 DIRECTIONS = {"in": 1, "out": 2}
-_Y = re.compile(r"\d{4}")
-_MD = re.compile(r"\d\d")
-_DAY = re.compile(r"\d\d\.jsonl")
 
 
 def identity_of_bytes(data: bytes) -> tuple[int, str]:
@@ -109,7 +104,7 @@ def _subdirs(path: str, pattern: Any) -> list[str]:
         hit = _LS.get(path)
         if hit is not None and hit[0] == mtime and time.time_ns() - mtime > _RACY_NS:
             return hit[1]
-        got = sorted(e.name for e in os.scandir(path) if e.is_dir() and pattern.fullmatch(e.name))
+        got = layout.subdirs(path, pattern)
     except (FileNotFoundError, NotADirectoryError):
         return []
     _LS[path] = (mtime, got)
@@ -134,34 +129,23 @@ def scan(root: Path, since: date | None, until: date | None, records: dict[str, 
     touched: set[str] = set()
     observed: set[str] = set()
     now = time.time_ns()
-    for ch in _subdirs(raw, CHANNEL_RE):
-        cdir = os.path.join(raw, ch, "chats")
-        for chat in _subdirs(cdir, CHAT_ID_RE):
-            for y in _subdirs(os.path.join(cdir, chat), _Y):
-                for m in _subdirs(os.path.join(cdir, chat, y), _MD):
-                    ym = (int(y), int(m))
-                    if (lo and ym < lo) or (hi and ym > hi):
-                        continue
-                    mdir = f"{cdir}/{chat}/{y}/{m}"
-                    try:
-                        mtime = os.stat(mdir).st_mtime_ns
-                    except FileNotFoundError:
-                        continue
-                    observed.add(mdir)
-                    seen = _DIRS.get(mdir)
-                    if seen is not None and seen[0] == mtime and now - mtime > _RACY_NS:
-                        continue
-                    try:
-                        days = [f"{y}-{m}-{e.name[:2]}" for e in os.scandir(mdir) if _DAY.fullmatch(e.name)]
-                    except FileNotFoundError:
-                        days = []
-                    for d in seen[1] if seen else ():
-                        day_dirs.get(d, set()).discard(mdir)
-                        touched.add(d)
-                    for d in days:
-                        day_dirs.setdefault(d, set()).add(mdir)
-                        touched.add(d)
-                    _DIRS[mdir] = (mtime, days)
+    for _, mdir, y, m in layout.month_dirs(root, lo=lo, hi=hi, listdir=_subdirs):
+        try:
+            mtime = os.stat(mdir).st_mtime_ns
+        except FileNotFoundError:
+            continue
+        observed.add(mdir)
+        seen = _DIRS.get(mdir)
+        if seen is not None and seen[0] == mtime and now - mtime > _RACY_NS:
+            continue
+        days = [day.isoformat() for _, day in layout.day_entries(mdir, y, m)]
+        for d in seen[1] if seen else ():
+            day_dirs.get(d, set()).discard(mdir)
+            touched.add(d)
+        for d in days:
+            day_dirs.setdefault(d, set()).add(mdir)
+            touched.add(d)
+        _DIRS[mdir] = (mtime, days)
     prefix = raw + "/"
     for mdir in [m for m in _DIRS if m.startswith(prefix) and m not in observed]:  # gone, or outside the month range
         ym = int(mdir[-7:-3]), int(mdir[-2:])
@@ -326,19 +310,6 @@ def purge(root: Path, files: Iterable[str] = (), chats: Iterable[str] = ()) -> l
 def size_bytes(root: Path) -> int:
     d = store.units_dir(root)
     return (sum(e.stat().st_size for e in os.scandir(d)) if d.is_dir() else 0) + pack.size_bytes(root)
-
-
-def tty_progress(stream: Any = sys.stderr) -> Callable[[int, int, str, int], None] | None:
-    if not stream.isatty():
-        return None
-
-    def show(i: int, n: int, day: str, docs: int) -> None:
-        stream.write(f"\rindex: {i}/{n} days ({day}, {docs} messages)\x1b[K")
-        if i == n:
-            stream.write("\n")
-        stream.flush()
-
-    return show
 
 
 def iter_units(root: Path, days: Iterator[str] | list[str]) -> Iterator[tuple[dict[str, Any], dict[str, np.ndarray]]]:

@@ -21,6 +21,7 @@ import numpy as np
 import orjson
 
 from ..errors import EventlogError
+from ..store.fsutil import replace_file
 from . import watch
 
 INDEX_DIR = "index"
@@ -40,16 +41,7 @@ def units_dir(root: Path, subdir: str = "units") -> Path:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    replace_file(path, data, "tmp")  # a killed write's `<name>.tmp-<id>` is collect_garbage's
 
 
 def pack(arrays: dict[str, np.ndarray]) -> bytes:
@@ -322,7 +314,7 @@ def collect_garbage(root: Path, min_age_s: float = 60.0, subdir: str = "units") 
     now = time.time()
     n = 0
     for e in os.scandir(d):
-        stale_tmp = e.name.endswith(".tmp")
+        stale_tmp = ".tmp-" in e.name or e.name.endswith(".tmp")  # replace_file's temporaries, and older ones
         stem, dot, ext = e.name.rpartition(".")
         if (dot and ext in _DATA_EXTS and stem not in live) or stale_tmp:
             try:

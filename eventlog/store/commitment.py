@@ -14,11 +14,12 @@ import hashlib
 import os
 import re
 import threading
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterator
 
 import orjson
 
-from ..errors import BadEvent
+from ..errors import BadEvent, EventlogError
 
 # Top-level fields that hold what people wrote or who they are (the agreement between the branches, BRIEF.md).
 CONTENT_FIELDS = ("args", "forward", "from", "media", "note", "payload", "raw", "text", "title")
@@ -125,3 +126,27 @@ def erase_line(line: bytes) -> bytes | None:
     if form is None:
         return None
     return orjson.dumps(form, option=_OPTS)
+
+
+def live_object(line: bytes) -> dict[str, Any] | None:
+    """The parsed line if it still holds content (a live v2 line with a salt, or a v1 line with content)."""
+    if b'"salt":"' not in line and b'"v":1' not in line:
+        return None
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) and has_content(obj) and not is_erased(obj) else None
+
+
+def live_ids(path: Path, rel: str) -> Iterator[str | None]:
+    """The id of every line of `path` that still holds content; raises for v1 content (migrate first)."""
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            obj = live_object(line.rstrip(b"\n"))
+            if obj is None:
+                continue
+            if obj.get("v") == 1:
+                raise EventlogError(f"{rel}:{n}: a v1 line; its chain covers the plaintext, so it cannot be erased "
+                                    "— run `eventlog migrate` first")
+            yield obj.get("id") if isinstance(obj.get("id"), str) else None

@@ -1,4 +1,4 @@
-"""Where things live under the log root, and date-range → file-list pruning.
+"""Where things live under the log root, and date-range → file-list pruning (the one tree walker).
 
 Layout: raw/<channel>/chats/<chat_id>/<yyyy>/<mm>/<dd>.jsonl (UTC dates of the events' ts).
 """
@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..errors import EventlogError
 from .schema import CHANNEL_RE, CHAT_ID_RE
@@ -94,15 +94,62 @@ def parse_relpath(relpath: str) -> tuple[str, str, date] | None:
         return None
 
 
-def _dirs(path: Path, pattern: re.Pattern[str]) -> list[str]:
+# -- the one tree walker: the planner, the index, follow, verify and forget all list the log through these --------
+Lister = Callable[[str, "re.Pattern[str]"], list[str]]
+_Y = re.compile(r"\d{4}")
+_MD = re.compile(r"\d\d")
+
+
+def subdirs(path: str, pattern: "re.Pattern[str]") -> list[str]:
+    """Sorted names of `path`'s subdirectories that match `pattern`. A symbolic link is not followed (d_type
+    answers, no stat per entry): the log is the tree the writers made."""
     try:
-        return sorted(e.name for e in os.scandir(path) if e.is_dir() and pattern.fullmatch(e.name))
-    except FileNotFoundError:
+        return sorted(e.name for e in os.scandir(path) if pattern.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
+    except (FileNotFoundError, NotADirectoryError):
         return []
 
 
-_Y = re.compile(r"\d{4}")
-_MD = re.compile(r"\d\d")
+def month_dirs(root: str | os.PathLike[str], chats: Iterable[str] | None = None, lo: tuple[int, int] | None = None,
+               hi: tuple[int, int] | None = None, channel: str | None = None, listdir: Lister = subdirs
+               ) -> Iterator[tuple[str, str, int, int]]:
+    """(relpath, path, year, month) of every chat-month directory, pruned by name: `chats` (None: every chat),
+    months in [lo, hi] as (year, month), one `channel`. Paths are strings (pathlib costs on hot paths). `listdir`
+    lets a long-lived caller cache listings (the search index keys them by directory mtime)."""
+    raw = os.path.join(os.fspath(root), RAW)
+    chat_list = None if chats is None else [c for c in chats if CHAT_ID_RE.fullmatch(c)]
+    for ch in [channel] if channel else listdir(raw, CHANNEL_RE):
+        chats_dir = f"{raw}/{ch}/chats"
+        for chat in chat_list if chat_list is not None else listdir(chats_dir, CHAT_ID_RE):
+            base = f"{chats_dir}/{chat}"
+            for y in listdir(base, _Y):
+                if (lo and int(y) < lo[0]) or (hi and int(y) > hi[0]):
+                    continue
+                for m in listdir(f"{base}/{y}", _MD):
+                    ym = (int(y), int(m))
+                    if (lo and ym < lo) or (hi and ym > hi):
+                        continue
+                    yield f"{RAW}/{ch}/chats/{chat}/{y}/{m}", f"{base}/{y}/{m}", ym[0], ym[1]
+
+
+def day_entries(path: str, y: int, m: int, first: date | None = None, last: date | None = None
+                ) -> Iterator[tuple[os.DirEntry[str], date]]:
+    """(entry, day) of every `dd.jsonl` of one chat-month directory with a real date in [first, last], in listing
+    order; the caller decides whether it needs the entry to be a regular file (`entry.is_file(...)`)."""
+    try:
+        entries = list(os.scandir(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for e in entries:
+        name = e.name
+        if len(name) != 8 or not name.endswith(".jsonl") or not name[:2].isdigit():
+            continue
+        try:
+            day = date(y, m, int(name[:2]))
+        except ValueError:
+            continue
+        if (first and day < first) or (last and day > last):
+            continue
+        yield e, day
 
 
 def log_files(
@@ -114,39 +161,45 @@ def log_files(
 ) -> Iterator[LogFile]:
     """Day files under root, pruned by directory names before any file is opened. `since`/`until` are inclusive UTC
     dates. Sorted by (channel, chat, day)."""
-    rawdir = root / RAW
-    channels = [channel] if channel else _dirs(rawdir, CHANNEL_RE)
-    chats_filter = [chat] if isinstance(chat, str) else chat
-    for ch in channels:
-        chats_dir = rawdir / ch / "chats"
-        chats = chats_filter if chats_filter is not None else _dirs(chats_dir, CHAT_ID_RE)
-        for chat_id in chats:
-            if not CHAT_ID_RE.fullmatch(chat_id):
-                continue
-            base = chats_dir / chat_id
-            for y in _dirs(base, _Y):
-                yi = int(y)
-                if (since and yi < since.year) or (until and yi > until.year):
-                    continue
-                for m in _dirs(base / y, _MD):
-                    mi = (yi, int(m))
-                    if (since and mi < (since.year, since.month)) or (until and mi > (until.year, until.month)):
-                        continue
-                    try:
-                        names = sorted(e.name for e in os.scandir(base / y / m) if e.is_file())
-                    except FileNotFoundError:
-                        continue
-                    for name in names:
-                        if len(name) != 8 or not name.endswith(".jsonl") or not name[:2].isdigit():
-                            continue
-                        try:
-                            day = date(yi, int(m), int(name[:2]))
-                        except ValueError:
-                            continue
-                        if (since and day < since) or (until and day > until):
-                            continue
-                        rel = f"{RAW}/{ch}/chats/{chat_id}/{y}/{m}/{name}"
-                        yield LogFile(day, ch, chat_id, root / rel, rel)
+    chats = [chat] if isinstance(chat, str) else chat
+    lo = (since.year, since.month) if since else None
+    hi = (until.year, until.month) if until else None
+    for rel, path, y, m in month_dirs(root, chats, lo, hi, channel):
+        _, ch, _, chat_id, _, _ = rel.split("/")
+        found = sorted((e.name, day) for e, day in day_entries(path, y, m, since, until)
+                       if e.is_file(follow_symlinks=False))
+        for name, day in found:
+            frel = f"{rel}/{name}"
+            yield LogFile(day, ch, chat_id, root / frel, frel)
+
+
+def log_files_under(root: Path, directory: str | os.PathLike[str], chats: Iterable[str] | None = None
+                    ) -> Iterator[LogFile]:
+    """The day files below one directory of the tree (raw/, a channel, a chat, a year or a month directory), pruned
+    as `log_files` prunes: a watcher that sees a new directory lists just that subtree. Nothing outside raw/."""
+    try:
+        parts = Path(directory).relative_to(root).parts
+    except ValueError:
+        return
+    if not parts or parts[0] != RAW or len(parts) > 6 or (len(parts) >= 3 and parts[2] != "chats"):
+        return
+    channel = parts[1] if len(parts) > 1 else None
+    if channel is not None and not CHANNEL_RE.fullmatch(channel):
+        return
+    chat_list = list(chats) if chats is not None else None
+    if len(parts) > 3:
+        chat_list = [parts[3]] if chat_list is None or parts[3] in chat_list else []
+    since = until = None
+    if len(parts) > 4:
+        if not (_Y.fullmatch(parts[4]) and (len(parts) < 6 or _MD.fullmatch(parts[5]))):
+            return
+        y = int(parts[4])
+        m = int(parts[5]) if len(parts) > 5 else None
+        if m is not None and not 1 <= m <= 12:
+            return
+        since = date(y, m or 1, 1)
+        until = (date(y + (m or 12) // 12, (m or 12) % 12 + 1, 1) - timedelta(days=1))
+    yield from log_files(root, chat_list, since, until, channel)
 
 
 _REL = re.compile(r"(\d+)\s*([dhw])")

@@ -5,6 +5,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..errors import EventlogError
 from .layout import log_files
 
 BY = ("channel", "chat", "day")
@@ -23,7 +24,7 @@ def stats(root: Path, by: str = "chat", chat: str | None = None, since: date | N
           until: date | None = None) -> Iterator[dict[str, Any]]:
     """Rows {channel, [chat_id], [day], files, events, bytes}, sorted; `by` = channel | chat | day."""
     if by not in BY:
-        raise ValueError(f"--by must be one of {', '.join(BY)}")
+        raise EventlogError(f"--by must be one of {', '.join(BY)}")
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
     for lf in log_files(root, chat, since, until):
         key: tuple[Any, ...] = (lf.channel,)

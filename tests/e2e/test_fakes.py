@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -16,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from eventlog.smoke.harness import GUARD, default_node
+from eventlog import toolchain
+from eventlog.smoke.harness import GUARD
 from eventlog.smoke.fake_llm import FakeLLM
 from eventlog.smoke.fake_telegram import FakeTelegram
 
@@ -200,7 +200,7 @@ def test_scripts_run_as_scripts_and_print_their_port() -> None:
 
 
 def test_guard_denies_and_records_non_loopback_but_passes_loopback(tmp_path: Path, tg: FakeTelegram) -> None:
-    node = str(default_node()) if os.access(default_node(), os.X_OK) else shutil.which("node")
+    node = toolchain.node_or_default()
     assert node, "no node binary (run `make node`)"
     script = tmp_path / "probe.mjs"
     script.write_text(

@@ -58,6 +58,7 @@ def dates_of(q: dict[str, Any], now: datetime) -> tuple[Any, Any]:
 
 
 def library_ranker(root: Path, mode: str, now: datetime) -> Callable[[dict[str, Any]], list[str]]:
+    from eventlog.recall.grep import newest
     from eventlog.search import SearchQuery, search
 
     name, _, w = mode.partition(":")
@@ -66,7 +67,7 @@ def library_ranker(root: Path, mode: str, now: datetime) -> Callable[[dict[str, 
     def rank(q: dict[str, Any]) -> list[str]:
         since, until = dates_of(q, now)
         res = search(root, SearchQuery(q["query"], mode=name, weight=weight, since=since, until=until, limit=LIMIT,
-                                       candidates=CANDIDATES))
+                                       candidates=CANDIDATES), text_scan=newest)
         return [h.id for h in res.hits]
 
     return rank

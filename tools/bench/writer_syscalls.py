@@ -20,6 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import table  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from eventlog import toolchain  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 WRITER = REPO / "eventlog" / "patches" / "openclaw" / "runtime" / "writer.mjs"
 FS_CALLS = {"openat", "open", "close", "write", "pwrite64", "read", "pread64", "fstat", "newfstatat", "statx",
@@ -51,7 +54,7 @@ def count(node: str, n: int, fsync: str, tmp: Path) -> dict[str, int]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--node", default=os.environ.get("EVENTLOG_NODE") or shutil.which("node") or "node")
+    ap.add_argument("--node", default=toolchain.node_or_default())
     args = ap.parse_args()
     if not shutil.which("strace"):
         print("writer_syscalls: strace not installed; skipped")

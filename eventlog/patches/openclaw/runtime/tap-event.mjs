@@ -1,17 +1,7 @@
 // The tap's event shapes: ids, JSON-safe payload copies, the `message:received` event, a call's outcome.
-import { randomBytes } from "node:crypto";
-
-const ENCODING = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-/** ULID (48-bit ms time + 80 random bits), so alerts and the message:sent line can point at each other. */
-export function ulid(now = Date.now()) {
-  let t = "";
-  for (let i = 9, n = now; i >= 0; i--, n = Math.floor(n / 32)) t = ENCODING[n % 32] + t;
-  const r = randomBytes(16);
-  let s = "";
-  for (let i = 0; i < 16; i++) s += ENCODING[r[i] % 32];
-  return t + s;
-}
+// ULIDs, so alerts and the message:sent line can point at each other: the writer's one generator (monotonic within
+// a millisecond, known-answer tested in test/writer-format-kat.test.mjs).
+export { newId as ulid } from "./writer-format.mjs";
 
 export function nowIso() {
   return new Date().toISOString();

@@ -1,0 +1,68 @@
+"""The DLP streams' purger for `forget` (registered in ops/erasure.py): alerts in scope (their chat/day, or pointing at
+an erased event) lose any content field; reviews of them lose their note. Masked previews, rules and fingerprints
+stay: they are what an audit needs and never content. Each stream is rewritten under its lock, atomically."""
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..store.commitment import erase_line, live_ids, live_object
+from ..store.erased import ErasedScope
+from ..store.fsutil import replace_file
+from ..store.lock import FileLock
+from .alerts import ALERTS, REVIEWS
+
+
+def _in_scope(obj: dict[str, Any], chat: str | None, before: date | None) -> bool:
+    if chat is not None and str(obj.get("chat_id")) != chat:
+        return False
+    ts = obj.get("event_ts") or obj.get("ts")
+    return before is None or (isinstance(ts, str) and ts[:10] < before.isoformat())
+
+
+def _erase(root: Path, scope: ErasedScope, dry_run: bool) -> dict[str, int]:
+    alert_ids: set[str] = set()
+    counts = {}
+    for rel, kind in ((ALERTS, "alerts"), (REVIEWS, "reviews")):
+        path = root / rel
+        n = 0
+        if path.is_file():
+            with FileLock(f"{path}.lock"):
+                data = path.read_bytes()
+                end = data.rfind(b"\n") + 1
+                out = []
+                for line in data[:end].split(b"\n")[:-1]:
+                    try:
+                        obj = orjson.loads(line)
+                    except orjson.JSONDecodeError:
+                        obj = None
+                    hit = isinstance(obj, dict) and (
+                        (kind == "alerts" and (_in_scope(obj, scope.chat, scope.before)
+                                               or obj.get("log_event") in scope.event_ids))
+                        or (kind == "reviews" and obj.get("alert") in alert_ids))
+                    if hit and kind == "alerts" and isinstance(obj.get("id"), str):
+                        alert_ids.add(obj["id"])
+                    new = erase_line(line) if hit and live_object(line) is not None else None
+                    n += new is not None
+                    out.append((new if new is not None else line) + b"\n")
+                if n and not dry_run:
+                    # a new inode: an EventLog's cached tail of the stream no longer matches it
+                    replace_file(path, b"".join(out) + data[end:], "forget")
+        counts[kind] = n
+    return counts
+
+
+def plan(root: Path, scope: ErasedScope) -> dict[str, int]:
+    """What `purge` would erase ({alerts, reviews}); raises if a stream holds v1 content (migrate first)."""
+    for rel in (ALERTS, REVIEWS):
+        if (root / rel).is_file():
+            for _ in live_ids(root / rel, rel):  # refuses v1 content (migrate first)
+                pass
+    return _erase(root, scope, dry_run=True)
+
+
+def purge(root: Path, scope: ErasedScope) -> dict[str, int]:
+    return _erase(root, scope, dry_run=False)
