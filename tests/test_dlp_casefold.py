@@ -12,7 +12,6 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 from dlp_support import REPO, node_bin, run_driver
 

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import orjson
-import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli

@@ -7,7 +7,7 @@ auto-seal range and the seal-stream reader's recovery after a bad line unpinned.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import orjson

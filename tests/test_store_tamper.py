@@ -3,7 +3,6 @@ import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.store.layout import log_files
 from eventlog.store.verify import verify
 from eventlog.store.writer import EventLog
 

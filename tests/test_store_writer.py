@@ -1,5 +1,4 @@
 """Writer and reader on the real filesystem: round-trips, permissions, torn tails, seals, locks, concurrency."""
-import os
 import stat
 import subprocess
 import sys
@@ -9,13 +8,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventlog.store import schema
 from eventlog.store.layout import log_files, resolve_root
 from eventlog.store.reader import iter_events, iter_lines
 from eventlog.store.verify import verify
 from eventlog.store.writer import EventLog
 
-from store_support import EVENTLOG, REPO, ev
+from store_support import REPO, ev
 
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300) | st.just("x" * 200_000) | \
     st.sampled_from(["Привет, Ёжик", "👋🏽🇷🇺", "\u2028\u2029", "\"\\\n\t\x00", "договор № 5"])

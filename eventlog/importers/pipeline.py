@@ -247,7 +247,6 @@ def plan(chats: list[ChatInfo], top: dict[str, Any], root: Path, bot_id: int | N
 
 def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None = None, chat_ids: tuple[str, ...] = (),
                dry_run: bool = False, progress: Progress | None = None, fsync: str = "batch") -> ImportResult:
-    from ..store.writer import EventLog
 
     src = export_file(path)
     try:  # the spool sits beside the log (same disk, never a RAM-backed /tmp), nameless; a dry run writes nothing there
