@@ -147,7 +147,7 @@ def test_bm25_scores_equal_bm25s(root: Path) -> None:
         toks = [t for t in tokens(w) if t in vocab]
         want = ref.get_scores(toks) if toks else np.zeros(len(docs))
         got = {h.id: h.score for h in search(root, SearchQuery(w, mode="bm25", limit=1000)).hits}
-        for ev, s in zip(docs, want):
+        for ev, s in zip(docs, want, strict=True):
             assert got.get(ev["id"], 0.0) == pytest.approx(float(s), rel=1e-4, abs=1e-5), (w, ev["text"])
 
 

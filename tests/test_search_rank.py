@@ -60,7 +60,7 @@ def _docs(root: Path) -> list[dict]:
         tf: list[dict[int, int]] = [{} for _ in range(rec["docs"])]
         for i, t in enumerate(np.asarray(arr["terms"]).tolist()):
             for d, f in zip(arr["pdoc"][arr["tptr"][i]:arr["tptr"][i + 1]].tolist(),
-                            arr["ptf"][arr["tptr"][i]:arr["tptr"][i + 1]].tolist()):
+                            arr["ptf"][arr["tptr"][i]:arr["tptr"][i + 1]].tolist(), strict=True):
                 tf[d][t] = f
         for row in range(rec["docs"]):
             path = root / rec["files"][int(arr["file"][row])]
@@ -150,7 +150,7 @@ def _same(got: list, ids: list[str], score: np.ndarray, ts: np.ndarray, k: int, 
     want = [ids[i] for i in order]
     assert len(got) == len(want)
     at = {x: i for i, x in enumerate(ids)}
-    for h, w, i in zip(got, want, order):
+    for h, w, i in zip(got, want, order, strict=True):
         assert h.score == pytest.approx(float(score[i]), abs=tol), (h.id, w)
         if per_id:
             assert h.score == pytest.approx(float((score if own is None else own)[at[h.id]]), abs=2e-5), h.id
@@ -181,7 +181,7 @@ def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool, m
             k = 8
             res = search(root, SearchQuery(text, mode="bm25", limit=10_000, **kw), refresh=False)
             hit = bm > 0
-            _same(res.hits, [x for x, h in zip(ids, hit) if h], bm[hit], ts[hit], 10_000)
+            _same(res.hits, [x for x, h in zip(ids, hit, strict=True) if h], bm[hit], ts[hit], 10_000)
             for mode in ("vector", "hybrid", "rrf"):
                 res = search(root, SearchQuery(text, mode=mode, limit=k, candidates=0, **kw), refresh=False)
                 # rrf: a rank is exact, but two cosines (or BM25 scores) a float32 rounding apart may take each other's
@@ -271,4 +271,4 @@ def test_estimates_on_two_threads_are_the_same_bits(root: Path, packs: bool, mon
     assert got[1][2] == {"MainThread"} and got[2][2] == {"MainThread", "eventlog-estimate"}
     assert got[1][0] == got[2][0]
     assert len(got[1][1]) == len(got[2][1]) and all(np.array_equal(a, b, equal_nan=True)
-                                                    for a, b in zip(got[1][1], got[2][1]))
+                                                    for a, b in zip(got[1][1], got[2][1], strict=True))

@@ -162,7 +162,7 @@ def parse(p: str) -> Parsed:
 def closers(tags: list[tuple[int, int, str, bool]], cut: int) -> str:
     """Closing tags for every element still open at `cut` (Telegram rejects unbalanced HTML in a cut preview)."""
     stack: list[str] = []
-    for s, e, name, closing in tags:
+    for _s, e, name, closing in tags:
         if e > cut:
             break
         if closing:

@@ -92,7 +92,7 @@ def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: da
     def flush() -> Iterator[LogHit]:
         found = scanner.scan_batch([ev["text"] for ev in batch], [_is_html(ev) for ev in batch])
         hits: list[LogHit] = []
-        for ev, findings in zip(batch, found):
+        for ev, findings in zip(batch, found, strict=True):
             for f in findings:
                 key = (ev.get("id"), f.rule, f.start, f.end)
                 if key in known or not raise_alerts:

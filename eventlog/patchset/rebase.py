@@ -267,7 +267,7 @@ def rebase(to: str, manifest: Manifest | None = None, out_dir: Path | None = Non
 def _with_base(m: Manifest, raw: dict[str, Any], path: Path) -> Manifest:
     """The rebased manifest, resolved against the project root of the original (its runtime and rules)."""
     from dataclasses import replace
-    changes = tuple(replace(c, anchor=e["anchor"]) for c, e in zip(m.changes, raw["changes"]))
+    changes = tuple(replace(c, anchor=e["anchor"]) for c, e in zip(m.changes, raw["changes"], strict=True))
     return replace(m, changes=changes, path=path, pinned=raw["pinned"], raw=raw)
 
 

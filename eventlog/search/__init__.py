@@ -157,7 +157,7 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
         best, score = rank.rank_vectors(scored, units, qvec, mode, q.weight, q.limit, cand)
     hits: list[SearchHit] = []
     _, uids, rows = scored.locate(best)
-    for i, u, row in zip(best.tolist(), uids.tolist(), rows.tolist()):
+    for i, u, row in zip(best.tolist(), uids.tolist(), rows.tolist(), strict=True):
         rec, arr = units[u]
         ev = _read_event(root, rec["files"][arr["file"][row]], int(arr["offset"][row]))
         if ev is None:

@@ -171,7 +171,7 @@ def units_for(root: Path, records: dict[str, dict[str, Any]], days: list[str]
         if p is not None and d in p["members"]:
             continue
         loose.append(d)
-    for m, p in sorted(use.items()):
+    for _m, p in sorted(use.items()):
         try:
             out.append((p, store.open_cached(pdir / p["data"])))
         except (FileNotFoundError, store.IndexError_):  # replaced or removed meanwhile: its days' own units

@@ -164,7 +164,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         unit_posts = []
         if len(terms):
             at = np.searchsorted(terms, q_terms)
-            for j, (t, i) in enumerate(zip(q_terms.tolist(), at.tolist())):
+            for j, (t, i) in enumerate(zip(q_terms.tolist(), at.tolist(), strict=True)):
                 if i < len(terms) and terms[i] == t:
                     lo, hi = int(tptr[i]), int(tptr[i + 1])
                     docs = arr["pdoc"][lo:hi]
@@ -181,7 +181,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         return _bm25_only(units, masks, posts, idf, avgdl)
     # every document in scope, unit after unit: positions off .. off + n, written in place into one array each
     kept = []
-    for ui, ((rec, arr), mask) in enumerate(zip(units, masks)):
+    for ui, ((rec, _arr), mask) in enumerate(zip(units, masks, strict=True)):
         rows = None if mask is None else np.flatnonzero(mask)
         n = rec["docs"] if rows is None else len(rows)
         if n:
@@ -195,7 +195,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
     exact = np.empty(off, bool)
     at_l, tf_l, dl_l, j_l = [], [], [], []
     jobs: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]] = []
-    for (ui, rows, n), lo in zip(kept, starts.tolist()):
+    for (ui, rows, n), lo in zip(kept, starts.tolist(), strict=False):
         (rec, arr), mask = units[ui], masks[ui]
         where = None if mask is None else np.cumsum(mask) - 1  # document → its position among `rows`
         dl = arr["dl"]
@@ -231,7 +231,7 @@ def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks:
                posts: list[list[tuple[int, np.ndarray, np.ndarray]]], idf: np.ndarray, avgdl: float) -> Scored:
     """BM25 alone: the documents holding a query term (every other score is 0)."""
     out_b, uids, rows_l, tss = [], [], [], []
-    for ui, ((rec, arr), unit_posts) in enumerate(zip(units, posts)):
+    for ui, ((_rec, arr), unit_posts) in enumerate(zip(units, posts, strict=True)):
         if not unit_posts:
             continue
         rows = np.unique(np.concatenate([docs for _, docs, _ in unit_posts]))
@@ -266,7 +266,7 @@ def rescore(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]]
     idx, uid, row = idx[order], uid[order], row[order]
     bounds = np.flatnonzero(np.diff(uid)) + 1
     first = uid[np.concatenate(([0], bounds))].tolist()
-    for u, part, rows in zip(first, np.split(idx, bounds), np.split(row, bounds)):
+    for u, part, rows in zip(first, np.split(idx, bounds), np.split(row, bounds), strict=True):
         arr = units[u][1]
         if "vec" not in arr:
             continue

@@ -124,7 +124,7 @@ def read_rows(arrays: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray
     fd = os.open(arrays["_path"], os.O_RDONLY)
     try:
         pread = os.pread
-        buf = b"".join([pread(fd, n, o) for n, o in zip(lens.tolist(), offs.tolist())])
+        buf = b"".join([pread(fd, n, o) for n, o in zip(lens.tolist(), offs.tolist(), strict=True)])
     finally:
         os.close(fd)
     if len(buf) != len(r) * width:

@@ -78,7 +78,8 @@ def main() -> int:
                     rss[k] = r["rss"]
                 x, y = res["before"]["hits"], res["after"]["hits"]
                 total += 1
-                if [h[0] for h in x] != [h[0] for h in y] or any(abs(p[1] - q_[1]) > 1e-6 for p, q_ in zip(x, y)):
+                if [h[0] for h in x] != [h[0] for h in y] or \
+                        any(abs(p[1] - q_[1]) > 1e-6 for p, q_ in zip(x, y, strict=True)):
                     differ += 1
                     print(f"DIFFER {mode} {q!r}", file=sys.stderr)
             b, f = (statistics.median(cpu[k]) * 1e3 for k in ("before", "after"))
