@@ -389,17 +389,10 @@ def test_read_rows_equals_the_mapped_rows(root: Path) -> None:
 
 def _through_packs_and_days(root: Path, **kw) -> None:
     """Every query's hits (ids, order, scores) equal with and without month packs, and BM25's hit sets the oracle's."""
-    from eventlog.search import pack
-
     for w in QUERIES:
         for mode in ("bm25", "hybrid"):
-            q = SearchQuery(w, mode=mode, limit=50, **kw)
-            got = search(root, q, refresh=False).hits
-            pack.USE = False
-            try:
-                want = search(root, q, refresh=False).hits
-            finally:
-                pack.USE = True
+            got = search(root, SearchQuery(w, mode=mode, limit=50, **kw), refresh=False).hits
+            want = search(root, SearchQuery(w, mode=mode, limit=50, packs=False, **kw), refresh=False).hits
             assert [h.id for h in got] == [h.id for h in want], (w, mode)
             assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-5), (w, mode)
         got_ids = {h.id for h in search(root, SearchQuery(w, mode="bm25", limit=100_000), refresh=False).hits}

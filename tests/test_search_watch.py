@@ -196,11 +196,12 @@ def test_no_watch_falls_back_to_stat(root: Path, monkeypatch) -> None:
     log.append_many(_events(rng, 5, ["2026-10-03"], chats=("@after",)))
     check_all(root)
     assert watch.current(root) is not None
-    monkeypatch.setattr(watch, "ENABLED", False)
     watch.reset_all()
     for _ in range(3):
         log.append_many(_events(rng, 2, ["2026-10-01"]))
-        check_all(root)
+        for w in QUERIES:  # as check_all, with the watches switched off
+            q = SearchQuery(w, mode="bm25", limit=100_000)
+            assert {h.id for h in search(root, q, watch_changes=False).hits} == oracle(root, w), w
     assert watch.current(root) is None
 
 

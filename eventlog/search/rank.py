@@ -35,8 +35,12 @@ CEIL = 256  # hybrid/rrf: the best by estimated cosine, rescored for the top of 
 # The projection estimates (the largest part of a first-pass query) run on two threads when the machine has two CPUs
 # for this process and enough rows are in scope: numpy's int8 → float32 copy and the product release the GIL, each
 # thread writes its own units' slices of one array, so the scores are the same bit for bit (tests/test_search_rank.py).
-# Wall time drops, CPU time does not (docs/search.md measures both); THREADS = 1 turns it off.
-THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+# Wall time drops, CPU time does not (docs/search.md measures both); threads=1 (SearchQuery.threads) turns it off.
+def default_threads() -> int:
+    """Threads for the projection estimates: two where this process may run on two CPUs, else one."""
+    return min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
 PARALLEL_MIN = 200_000  # rows of projection estimates below which one thread does them all
 _POOL: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, the pool): a forked child makes its own
 _POOL_LOCK = threading.Lock()
@@ -50,15 +54,16 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL[1]
 
 
-def _estimates(jobs: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]], qvec: np.ndarray) -> None:
-    """estimate() of each (projection, rows, out) job into its `out`; with THREADS > 1 and enough rows, half of the
+def _estimates(jobs: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]], qvec: np.ndarray,
+               threads: int) -> None:
+    """estimate() of each (projection, rows, out) job into its `out`; with threads > 1 and enough rows, half of the
     rows (whole units, in order) on a pool thread while this thread does the rest."""
     def run(part: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]]) -> None:
         for proj, rows, out in part:
             estimate(proj, qvec, rows, out)
 
     total = sum(len(out) for _, _, out in jobs)
-    if THREADS < 2 or total < PARALLEL_MIN or len(jobs) < 2:
+    if threads < 2 or total < PARALLEL_MIN or len(jobs) < 2:
         run(jobs)
     else:
         acc, cut = 0, len(jobs) - 1
@@ -134,7 +139,8 @@ def _empty() -> Scored:
 
 def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text: str, chats: set[str] | None,
                 direction: int | None, qvec: np.ndarray | None, since_ms: int | None = None,
-                until_ms: int | None = None, projs: list[dict[str, Any] | None] | None = None) -> Scored:
+                until_ms: int | None = None, projs: list[dict[str, Any] | None] | None = None,
+                threads: int | None = None) -> Scored:
     """BM25 (and, with qvec, cosine) of the documents in scope. Without qvec only documents holding a query term are
     returned (every other BM25 score is 0); with it, every document in scope. With `projs` (one per unit, None where a
     unit has none), a unit's cosines are the projection's estimates (project.py; `exact` False), else exact int8."""
@@ -216,7 +222,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         else:
             out.fill(np.nan)
             exact[lo:lo + n] = True
-    _estimates(jobs, qvec)
+    _estimates(jobs, qvec, default_threads() if threads is None else threads)
     bm = np.zeros(off, np.float32)
     if at_l:
         tf = np.concatenate(tf_l).astype(np.float32)
