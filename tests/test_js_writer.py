@@ -209,7 +209,8 @@ def test_js_written_log_has_a_head_python_verifies_and_can_forget(tmp_path: Path
     from click.testing import CliRunner
 
     from eventlog.cli.main import cli
-    from eventlog.store.head import current_head, verify_head
+    from eventlog.store.head import verify_head
+    from store_support import current_head
 
     root = tmp_path / "root"
     src = tmp_path / "events.jsonl"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from eventlog.store import head, seal
-from eventlog.store.head import current_head
+from store_support import current_head
 from eventlog.store.seal import seal_closed
 from eventlog.store.verify import verify
 from eventlog.store.writer import EventLog

@@ -202,6 +202,3 @@ def iso(t: datetime) -> str:
             f"{t.microsecond // 1000:03d}Z")
 
 
-def day_start(day: date) -> datetime:
-    """00:00 UTC of a UTC day (for callers that still think in UTC days)."""
-    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)

@@ -13,7 +13,6 @@ import mmap
 import os
 import secrets
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,17 +61,6 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
     head += b" " * ((-len(head)) % _ALIGN)
     # offsets are relative to the end of the header
     return head + b"".join(blobs)
-
-
-@dataclass
-class UnitData:
-    """The arrays of one published unit, memory-mapped read-only."""
-
-    record: dict[str, Any]
-    arrays: dict[str, np.ndarray]
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.arrays[name]
 
 
 def open_data(path: str | Path) -> dict[str, np.ndarray]:

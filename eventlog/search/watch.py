@@ -260,10 +260,3 @@ def _drop(key: str) -> None:
         w.close()
 
 
-def reset_all() -> None:
-    """Close every watch and forget every count (tests; after a fork the child's are closed lazily)."""
-    with _LOCK:
-        for key in list(_ROOTS):
-            _drop(key)
-        _USES.clear()
-        _FAILED.clear()
