@@ -200,5 +200,3 @@ def iso(t: datetime) -> str:
     t = t.astimezone(timezone.utc)
     return (f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}."
             f"{t.microsecond // 1000:03d}Z")
-
-

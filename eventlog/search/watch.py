@@ -258,5 +258,3 @@ def _drop(key: str) -> None:
     w = _ROOTS.pop(key, None)
     if w is not None:
         w.close()
-
-

@@ -260,5 +260,3 @@ def parse_line(line: bytes) -> dict[str, Any]:
 
 
 _LONG_DIGITS = re.compile(rb"[0-9]{20}")  # 2**64 has 20 digits: shorter integers always fit
-
-
