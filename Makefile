@@ -71,6 +71,11 @@ strace:
 	  { apt-get install -y -q strace >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q strace >/dev/null; }; }; } || \
 	  { echo "make: the tests need strace(1): install it (apt-get install strace) and run again" >&2; exit 2; }
 
+# Two pytest workers (pytest-xdist, the `test` extra) for test-fast, whose tests share nothing across processes. `test`
+# stays on one: its e2e tests share the session's gateways, and the grouping that would keep them on one worker
+# (`--dist loadgroup`) is a no-op with xdist 3.8.0 under pytest 9.2 (docs/testing.md "Two workers").
+PYTEST_WORKERS := -n 2
+
 # Static checks first ([tool.mypy] and [tool.ruff] in pyproject.toml): a type error or a lint finding fails the target
 # before the suite runs.
 lint: venv
@@ -81,11 +86,11 @@ test: deps releases wheelhouse strace acorn lint
 	$(VPY) -m pytest -q
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
-# Leaves out (README "Tests" says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
-# installed openclaw package) and slow. The node tests all run: tap.test.mjs needs grammY from the openclaw install
-# (no gateway), hence `openclaw` here.
+# Leaves out (docs/testing.md says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
+# installed openclaw package) and slow (long, but guarding correctness: `test` runs them). The node tests all run:
+# tap.test.mjs needs grammY from the openclaw install (no gateway), hence `openclaw` here.
 test-fast: venv node openclaw strace acorn lint
-	$(VPY) -m pytest -q -m "not e2e and not slow and not openclaw"
+	$(VPY) -m pytest -q $(PYTEST_WORKERS) -m "not e2e and not slow and not openclaw"
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # acorn parses for the JS mutant generator (docs/mutation-js.md); the suite tests the generator too, so `test` and

@@ -26,7 +26,7 @@ EVERYTHING = "*"
 # - doctor reports on every installed part, so it may read agent, dlp, patchset, store and config — but nothing
 #   reads doctor except cli;
 # - __main__ (`python -m eventlog`) starts the cli.
-LEAVES = {"errors", "toolchain", "__init__"}
+LEAVES = {"errors", "toolchain", "envvars", "__init__"}  # envvars: the registry of environment variables (docs)
 ALLOWED: dict[str, set[str] | str] = {
     "cli": EVERYTHING,
     "__main__": {"cli"},
@@ -43,6 +43,7 @@ ALLOWED: dict[str, set[str] | str] = {
     "config": set(),
     "errors": set(),
     "toolchain": set(),
+    "envvars": set(),
     "__init__": set(),
 }
 

@@ -1,4 +1,4 @@
-"""The one event renderer (eventlog/recall/render.py): who sent an event, its text, its time, its media marker — and
+"""The one event renderer (eventlog/store/render.py): who sent an event, its text, its time, its media marker — and
 that grep, tail, search, export and the agent's lines all show the same sender for the same event."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from eventlog.agent.tool import line_for
 from eventlog.cli.main import cli
-from eventlog.recall import render
+from eventlog.store import render
 from eventlog.search import _hit
 from eventlog.store.writer import EventLog
 

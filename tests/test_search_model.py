@@ -86,6 +86,9 @@ def test_cli_json_fields_and_exit_codes(root: Path) -> None:
         assert r.returncode == 2 and "Traceback" not in r.stderr, bad
 
 
+# A model evaluation (the 4,101-message evaluation log embedded, 111 questions × 3 modes × 3 first-pass sizes): minutes
+# of CPU, so `make test` runs it and `make test-fast` leaves it out (docs/testing.md).
+@pytest.mark.slow
 def test_first_pass_against_exhaustive_on_the_evaluation(tmp_path: Path) -> None:
     """The projection first pass + exact int8 rescoring (SearchQuery.candidates) against exhaustive int8 scoring
     (`candidates=0`), on the evaluation's log (4,101 messages) and its 111 questions: with 1,000 candidates (a quarter of
@@ -105,10 +108,13 @@ def test_first_pass_against_exhaustive_on_the_evaluation(tmp_path: Path) -> None
     queries = [json.loads(x)["query"] for x in (EVAL / "questions.jsonl").read_text().splitlines() if x.strip()]
     recall: dict[tuple[str, int], float] = {}
     for mode in ("vector", "hybrid", "rrf"):
+        # the exhaustive ranking does not depend on the first pass's size: once per question, not once per size
+        exhaustive_hits = {q: search(root, SearchQuery(q, mode=mode, limit=10_000, candidates=0), refresh=False).hits
+                           for q in queries}
         for cand in (1000, 41, 4):
             hit = 0
             for q in queries:
-                deep = search(root, SearchQuery(q, mode=mode, limit=10_000, candidates=0), refresh=False).hits
+                deep = exhaustive_hits[q]
                 full = deep[:10]
                 got = search(root, SearchQuery(q, mode=mode, limit=10, candidates=cand), refresh=False).hits
                 assert len(got) == len(full) == 10

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EventlogError
-from ..recall import render
+from ..store import render
 from ..store.layout import parse_when, resolve_root
 
 MAX_LIMIT = 50

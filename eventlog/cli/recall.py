@@ -184,7 +184,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
       eventlog grep --from alice --since today -c
     """
     from ..recall import grep as r
-    from ..recall import render
+    from ..store import render
     from ..recall.output import local_ts
     from ..recall.planner import scope_from
     from .common import emit_json
@@ -285,7 +285,8 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
       eventlog tail -f --since 1h --tz Europe/Berlin
     """
     from ..recall import follow as fw
-    from ..recall import render, when
+    from ..recall import when
+    from ..store import render
     from ..recall.output import local_ts
     from ..recall.tail import TailQuery
     from ..recall.tail import tail as run_tail

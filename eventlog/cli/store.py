@@ -32,8 +32,10 @@ def init(root: Path) -> None:
 @root_option
 @handle_errors
 def path(root: Path, as_json: bool) -> None:
-    """Print every location in use (root, log files, seals, DLP streams, key, allowlist, Parquet)."""
+    """Print every location in use (root, log files, seals, DLP streams, key, allowlist, Parquet), then every
+    environment variable the package reads, with its current value or "unset" (docs/environment.md)."""
     from ..config import config_path
+    from ..envvars import current
 
     rows = [("root", root, root_source(click.get_current_context().params.get("root_opt")))]
     rows += [(name, p, "") for name, p in locations(root)]
@@ -45,6 +47,13 @@ def path(root: Path, as_json: bool) -> None:
                        **({"source": note} if note else {})})
         else:
             click.echo(f"{name:<14} {p}" + (f"   ({note})" if note else ""))
+    if not as_json:
+        click.echo("\nenvironment")
+    for var, value in current():
+        if as_json:
+            emit_json({"type": "environment", "name": var.name, "value": value, "what": var.what})
+        else:
+            click.echo(f"  {var.name:<28} {'unset' if value is None else value}")
 
 
 @cli.command()

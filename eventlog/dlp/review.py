@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..store.layout import log_files
+from ..store import render
 from ..store.reader import iter_file_events
 from . import alerts as al
 from .engine import Scanner
@@ -37,9 +38,8 @@ def _masked_text(scanner: Scanner, ev: dict[str, Any], alert: dict[str, Any] | N
 
 
 def _row(scanner: Scanner, ev: dict[str, Any], alert: dict[str, Any], target: bool) -> dict[str, Any]:
-    sender = s if isinstance(s := ev.get("from"), dict) else {}
     return {"type": "message", "id": ev.get("id"), "ts": ev.get("ts"), "direction": ev.get("direction"),
-            "event": ev.get("event"), "sender": sender.get("username") or sender.get("name"),
+            "event": ev.get("event"), "sender": render.sender(ev),
             "text": _masked_text(scanner, ev, alert if target else None), "is_alert_event": target}
 
 

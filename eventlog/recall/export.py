@@ -10,7 +10,8 @@ import orjson
 
 from ..errors import EventlogError
 from ..store.layout import log_files
-from . import render, views
+from ..store import render
+from . import views
 from .planner import scope_from
 from .when import iso, utc_days
 

@@ -30,7 +30,7 @@ import orjson
 from ..store.layout import RAW, log_files
 from .textmatch import (DEFAULT_FUZZY_SCORE, ODD_UPPER, GrepError, GrepQuery, Matcher, RegexGuard,  # noqa: F401
                         day_bounds, fold_class, json_escape, prefilter_regex, required_literal)
-from .render import MESSAGE_EVENTS, sent_by  # noqa: F401 (MESSAGE_EVENTS: grep's public name)
+from ..store.render import MESSAGE_EVENTS, sent_by  # noqa: F401 (MESSAGE_EVENTS: grep's public name)
 from .when import utc_days
 
 _ARG_BUDGET = 96 * 1024  # bytes of file paths per rg invocation (ARG_MAX is 2 MiB here; stay far below)

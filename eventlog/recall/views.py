@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .planner import Scope, Sources
-from .render import SENDER_SQL
+from ..store.render import SENDER_SQL
 
 # The `events` schema: (column, DuckDB type as read from JSONL). JSON-typed columns keep nested objects verbatim.
 EVENT_COLUMNS: tuple[tuple[str, str], ...] = (

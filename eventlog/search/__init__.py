@@ -11,7 +11,7 @@ from typing import Any, Callable
 import orjson
 
 from ..errors import EventlogError
-from ..recall import render
+from ..store import render
 from . import embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
