@@ -131,7 +131,8 @@ def project(root: Path, problems: list[str] | None = None) -> list[AlertState]:
             st.alert["updates"] = st.alert.get("updates", 0) + 1
             st.alert["updated_at"] = a.get("ts")
     for r in iter_stream(root, REVIEWS, problems):
-        reviewed = states.get(r.get("alert")) if r.get("event") == "dlp:review" else None  # type: ignore[arg-type]
+        aid = r.get("alert")
+        reviewed = states.get(aid) if r.get("event") == "dlp:review" and isinstance(aid, str) else None
         if reviewed is not None and normalize_verdict(r.get("verdict")) is not None:
             reviewed.reviews.append(r)
     return list(states.values())
