@@ -42,7 +42,7 @@ def test_near_severity_one_step_down_never_below_medium() -> None:
 
 def test_no_near_on_generic_rules() -> None:
     """Generic rules have no distinctive prefix: a near tier there would redact prose."""
-    generic = {"password-assignment", "password-prose", "secret-assignment", "secret-comparison", "jwt",
+    generic = {"password-assignment", "password-prose", "secret-assignment", "secret-comparison",
                "authorization-header", "http-header-credential", "curl-user-credentials", "url-credentials",
                "connection-string-password", "aws-secret-access-key", "openai-legacy-key", "payment-card", "iban"}
     assert not [r.id for r in load_rules().rules if r.near and r.id in generic]

@@ -183,7 +183,8 @@ def chat_texts(g: Gateway, user: int, since: int = 0) -> list[str]:
 def test_c2_held_preview_tails_are_released_but_key_material_never(patched_stream: Gateway) -> None:
     """docs/patchset.md "Streaming previews" item 3: OpenClaw's final edit of a streamed reply looks like any preview
     edit, so a reply that really ends in `the answer is 42` or `key is sk` is completed by the tap's release after the
-    quiet period; a tail with key material beyond a public prefix is never released, a complete key only redacted."""
+    quiet period; a tail with key material beyond a public prefix is never shown: it is released as a redaction (issue 25),
+    a complete key only redacted."""
     g = patched_stream
     stalled, sk_user, full_user = g.new_user(), g.new_user(), g.new_user()
     tag = secrets.token_hex(3)
@@ -226,9 +227,19 @@ def test_c2_held_preview_tails_are_released_but_key_material_never(patched_strea
     for r in g.telegram.calls(since=tg_mark):
         for i in range(len("sk-ant-") + 1, len(key) + 1):
             assert key[:i] not in r.text(), f"{r.method} showed a {i}-character prefix of the key"
-    released = wait_events(g.eventlog_root, lambda e: e["event"] == "message:sent" and e.get("tap_release"), n=3)
-    assert {e["chat_id"] for e in released} >= {str(stalled), str(sk_user), str(full_user)}
+    # four releases: the stalled key (its withheld tail now ends in a redaction, issue 25), the answer, `sk`, the key;
+    # wait for all of them, not for the first three (they come in any order across the chats)
+    chats = {str(stalled), str(sk_user), str(full_user)}
+    deadline = time.monotonic() + 60
+    while True:
+        released = [e for e in events(g.eventlog_root) if e["event"] == "message:sent" and e.get("tap_release")]
+        if (len(released) >= 4 and {e["chat_id"] for e in released} >= chats) or time.monotonic() > deadline:
+            break
+        time.sleep(0.25)
+    assert {e["chat_id"] for e in released} >= chats and len(released) >= 4, released
     assert not any("api03-" in e.get("text", "") for e in released), "the stalled key's tail was released"
+    assert [e for e in released if e["chat_id"] == str(stalled)
+            and "partial key is [REDACTED:" in e.get("text", "")], "the withheld tail ends in a redaction"
     assert all(e["site"] == "ingress" and e["method"] == "editMessageText" and e["outcome"]["ok"] for e in released)
     full = [e for e in released if e["chat_id"] == str(full_user) and "[REDACTED:" in e.get("text", "")]
     assert full and full[0]["dlp"]["rules"] == ["anthropic-api-key"]

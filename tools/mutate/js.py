@@ -49,6 +49,7 @@ MODULES = {
     "dlp-html.mjs": ("dlp", [T + "dlp.test.mjs", T + "tap.test.mjs", T + "dlp-validators-kat.test.mjs",
                              T + "dlp-allowlist.test.mjs"]),
     "dlp-alerts.mjs": ("dlp", [T + "dlp-alerts.test.mjs", T + "tap.test.mjs"]),
+    "dlp-fold.mjs": ("dlp", [T + "dlp-fold.test.mjs", T + "tap-fold.test.mjs", T + "dlp.test.mjs", T + "dlp-near.test.mjs"]),
     "writer.mjs": ("writer", WRITER_TESTS),
     "writer-format.mjs": ("writer", WRITER_TESTS),
     "writer-commit.mjs": ("writer", WRITER_TESTS),

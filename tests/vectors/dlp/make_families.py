@@ -253,7 +253,7 @@ NEGATIVES = [
     ("wrong prefix openrouter", "sk-or-v2-" + rs(HEX, 64)[:40] + " was the old thing"),
     ("too short jina", "jina_" + mixed(12) + " is cut"),
     ("dckr short", "dckr_pat_" + mixed(12)),
-    ("npm short", "npm_" + mixed(20) + " looks truncated"),
+    ("npm short", "npm_" + mixed(20)[:12] + " looks truncated"),
     ("hvs short", "hvs." + mixed(20)),
     ("uuid plain", "request id " + uuid() + " failed"),
     ("uuid near mistral", "mistral run " + uuid() + " finished"),
