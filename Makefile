@@ -17,7 +17,7 @@ export EVENTLOG_NODE := $(NODE)
 export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)
 RUNTIME := eventlog/patches/openclaw/runtime
 
-.PHONY: venv node openclaw deps releases wheelhouse strace test test-fast demo bench clean acorn mutate mutate-py mutate-js
+.PHONY: venv node openclaw deps releases wheelhouse strace lint test test-fast demo bench clean acorn mutate mutate-py mutate-js
 
 # A stamp, not $(VPY): that is a symlink, and touching it would touch the interpreter it points to (so a changed
 # pyproject.toml was never installed into an existing venv).
@@ -76,14 +76,20 @@ strace:
 # (`--dist loadgroup`) is a no-op with xdist 3.8.0 under pytest 9.2 (docs/testing.md "Two workers").
 PYTEST_WORKERS := -n 2
 
-test: deps releases wheelhouse strace acorn
+# Static checks first ([tool.mypy] and [tool.ruff] in pyproject.toml): a type error or a lint finding fails the target
+# before the suite runs.
+lint: venv
+	$(VPY) -m mypy
+	$(VPY) -m ruff check
+
+test: deps releases wheelhouse strace acorn lint
 	$(VPY) -m pytest -q
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # Leaves out (docs/testing.md says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
 # installed openclaw package) and slow (long, but guarding correctness: `test` runs them). The node tests all run:
 # tap.test.mjs needs grammY from the openclaw install (no gateway), hence `openclaw` here.
-test-fast: venv node openclaw strace acorn
+test-fast: venv node openclaw strace acorn lint
 	$(VPY) -m pytest -q $(PYTEST_WORKERS) -m "not e2e and not slow and not openclaw"
 	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 

@@ -10,7 +10,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from .errors import EventlogError
 
@@ -27,7 +27,7 @@ class Config:
         return self.values.get(key)
 
 
-def config_path(root: Path, env: dict[str, str] | None = None) -> Path:
+def config_path(root: Path, env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     return Path(env["EVENTLOG_CONFIG"]).expanduser() if env.get("EVENTLOG_CONFIG") else root / "config.toml"
 
@@ -41,7 +41,7 @@ def _check(key: str, value: Any, where: str) -> Any:
     return value
 
 
-def load_config(root: Path, env: dict[str, str] | None = None) -> Config:
+def load_config(root: Path, env: Mapping[str, str] | None = None) -> Config:
     """Read the config file (if any) and the environment twins. Never creates anything."""
     env = os.environ if env is None else env
     path = config_path(root, env)

@@ -1,10 +1,16 @@
 import os
+import shutil
+import sys
 import time
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from env_support import KEEP, PREFIXES
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from gen_corpus import generate  # noqa: E402
 
 # The caller's environment must not steer the suite (design.md, convention 15): every product variable is cleared
 # (tests/env_support.py says which are kept) and TZ is pinned to UTC. The suite passes under any TZ because it pins it
@@ -42,3 +48,28 @@ def _pinned_environment(monkeypatch: pytest.MonkeyPatch):
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+# A corpus that crosses a month boundary (2026-09-01 … 2026-10-10), 6 chats: test_query.py and test_compact.py.
+CORPUS = {"chats": 6, "days": 40, "end": date(2026, 10, 10), "seed": 7}
+
+
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("corpus") / "root"
+    summary = generate(root, **CORPUS)
+    return root, summary
+
+
+@pytest.fixture
+def corpus(corpus_dir, tmp_path) -> tuple[Path, dict]:
+    """A private copy (tests compact and append)."""
+    src, summary = corpus_dir
+    dst = tmp_path / "root"
+    shutil.copytree(src, dst)
+    # Written an hour ago, not just now: compaction gives files modified in the last 2 s no identity (the racy rule of
+    # eventlog/recall/freshness.py), which would make "fresh" depend on how fast the session fixture ran before this test.
+    old = time.time() - 3600
+    for p in dst.rglob("*.jsonl"):
+        os.utime(p, (old, old))
+    return dst, summary

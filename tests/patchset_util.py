@@ -50,3 +50,22 @@ def same_bytes(a: Path, b: Path) -> list[str]:
             if rel not in seen:
                 diff.append(rel)
     return sorted(diff)
+
+
+def system_events(root: Path) -> list[dict]:
+    """Every system event (channel system, chat eventlog) in log order: oldest day first, lines in file order."""
+    import orjson
+
+    from eventlog.store.layout import log_files
+    from eventlog.store.reader import iter_lines
+
+    out = []
+    for lf in log_files(root, "eventlog", channel="system"):
+        for _n, line in iter_lines(lf.path, str(lf.path.relative_to(root))):
+            try:
+                ev = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(ev, dict):
+                out.append(ev)
+    return out

@@ -7,7 +7,6 @@ import os
 import secrets
 import string
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 

@@ -16,6 +16,7 @@ from eventlog.store import schema
 from eventlog.store.commitment import (CONTENT_FIELDS, chain_hash, commit_value, commitment_form, erase_line, is_erased,
                                  new_salt)
 from eventlog.errors import BadEvent
+from store_support import encode_with_prev
 
 SALT = "00112233445566778899aabbccddeeff"
 
@@ -27,7 +28,7 @@ def live(**kw) -> dict:
 
 
 def line_of(obj: dict) -> bytes:
-    return schema.encode_with_prev(dict(obj), "0" * 64)
+    return encode_with_prev(dict(obj), "0" * 64)
 
 
 def sha(b: bytes) -> str:

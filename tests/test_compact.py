@@ -15,7 +15,7 @@ from eventlog.errors import EventlogError
 from eventlog.recall.query import Scope, plan
 from eventlog.store.writer import EventLog
 
-from test_query import corpus, corpus_dir, run, sql_json  # noqa: F401  (fixtures)
+from test_query import run, sql_json
 
 Q = "SELECT chat_id, CAST(ts AS DATE) AS d, count(*) AS n, max(message_id) AS m FROM events GROUP BY ALL ORDER BY ALL"
 

@@ -12,7 +12,6 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 from dlp_support import REPO, node_bin, run_driver
 
@@ -86,7 +85,7 @@ def test_after_the_fold_every_case_insensitive_atom_matches_alike() -> None:
     js_all = json.loads(p.stdout)
     disagree: set[int] = set()
     residual = []
-    for a, jr in zip(atoms, js_all):
+    for a, jr in zip(atoms, js_all, strict=True):
         py = {ord(m.group()) for m in re.finditer(a["atom"], everything, re.IGNORECASE)}
         js = _expand(jr)
         disagree |= py ^ js

@@ -87,7 +87,7 @@ def test_scan_batch_equals_per_text_scan() -> None:
     msgs = dlp_corpus.corpus(3000, seed=13)
     texts = [m["text"] for m in msgs] + ["", "\n\x00\n", "ИНН", "7707083893"]
     html = [m["html"] for m in msgs] + [False, False, False, True]
-    per = [sc.scan(t, html=h).findings for t, h in zip(texts, html)]
+    per = [sc.scan(t, html=h).findings for t, h in zip(texts, html, strict=True)]
     assert sc.scan_batch(texts, html) == per
     assert sum(map(len, per)) > 1000
 

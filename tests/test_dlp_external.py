@@ -77,4 +77,4 @@ def test_external_corpus_scores_and_engines_agree() -> None:
         d = ext.score(msgs, ds, families=claimed)
         assert s["precision"] > d["precision"] and s["recall"] > d["recall"]
     js = ext.ours_js(msgs, None)
-    assert [i for i, (a, b) in enumerate(zip(py, js)) if a != b] == []
+    assert [i for i, (a, b) in enumerate(zip(py, js, strict=True)) if a != b] == []

@@ -105,7 +105,7 @@ def test_scan_vector(scanner: Scanner, case: dict[str, Any]) -> None:
     res = scanner.scan(case["input"], html=case["html"], preview=case["preview"])
     want = [{k: f[k] for k in ("rule", "start", "end", "masked")} for f in case["findings"]]
     assert [{k: getattr(f, k) for k in ("rule", "start", "end", "masked")} for f in res.findings] == want
-    for f, w in zip(res.findings, case["findings"]):
+    for f, w in zip(res.findings, case["findings"], strict=True):
         assert f.fingerprint == hmac.new(KEY, w["secret"].encode(), hashlib.sha256).hexdigest()
         assert not any(fold_mod.fold(c) for c in f.masked)  # a masked preview shows no invisible character
     assert res.hold_back == case["hold_back"]
@@ -165,7 +165,7 @@ def test_engines_agree_on_folded_corpus_secrets(scanner: Scanner) -> None:
             continue
         text, ins = _mutate(r, m["text"], lab["start"], lab["end"])
         base = scanner.scan(m["text"]).findings
-        shift = lambda o, le: o + sum(1 for p in ins if (p < o if le else p <= o))  # noqa: E731
+        shift = lambda o, le, ins=ins: o + sum(1 for p in ins if (p < o if le else p <= o))  # noqa: E731
         expect[m["id"]] = [dict(f.to_dict(), start=shift(f.start, False), end=shift(f.end, True)) for f in base]
         items.append({"id": m["id"], "text": text})
         cut = r.randint(1, len(text))

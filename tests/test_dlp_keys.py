@@ -91,7 +91,7 @@ def test_batch_scan_equals_per_text_scan(sc: Scanner) -> None:
     """The log re-scan joins texts with "\\n\\0\\n": a key's pattern must not run across it."""
     texts = [c["text"] for c in DOC["cases"]]
     html = [c["html"] for c in DOC["cases"]]
-    assert sc.scan_batch(texts, html) == [sc.scan(t, html=h).findings for t, h in zip(texts, html)]
+    assert sc.scan_batch(texts, html) == [sc.scan(t, html=h).findings for t, h in zip(texts, html, strict=True)]
     # a key at the end of one text and another text after it: same findings as alone
     a, b = DOC["cases"][0]["text"], "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC and more"
     assert sc.scan_batch([a + "\n-----BEGIN PRIVATE KEY-----", b]) == [

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import orjson
-import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
@@ -389,7 +388,7 @@ def test_readme_examples_run(tmp_path):
     assert len(lines) == len(kinds)
     root = tmp_path / "root"
     root.mkdir()
-    for line, path in zip(lines, kinds):
+    for line, path in zip(lines, kinds, strict=True):
         argv = shlex.split(line)[1:]
         argv[2] = str(path)
         r = CliRunner().invoke(cli, argv + ["--root", str(root)], catch_exceptions=False)

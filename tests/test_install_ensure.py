@@ -18,8 +18,7 @@ import orjson
 import pytest
 
 from eventlog import toolchain
-from eventlog.patchset.events import iter_system_events
-from patchset_util import link_clone, openclaw_source, snapshot
+from patchset_util import link_clone, openclaw_source, snapshot, system_events
 
 pytestmark = pytest.mark.openclaw
 
@@ -182,7 +181,7 @@ def test_guard_records_failed_update_and_doctor_names_it(tmp_path: Path) -> None
     finally:
         g.send_signal(signal.SIGTERM)
         assert g.wait(60) == 0
-    kinds = [e["event"] for e in iter_system_events(root, newest_first=False)]
+    kinds = [e["event"] for e in system_events(root)]
     assert kinds == ["patch:reapplied", "patch:failed"]
     r = cli("patch", "ensure", "--openclaw", str(tree), "--json", env=env)
     assert r.returncode == 2 and snapshot(tree) == snap

@@ -92,7 +92,7 @@ def _value(rng: random.Random, depth: int) -> object:
 def random_events(seed: int, n: int) -> list[dict[str, object]]:
     rng = random.Random(seed)
     out = []
-    for i in range(n):
+    for _ in range(n):
         ev = {"event": rng.choice(["message:received", "message:sent", "dlp:alert"]), "channel": "telegram",
               "chat_id": rng.choice([42, "-1001234567890", "@chan_x"]),
               "ts": rng.choice(["2026-11-30T10:00:00Z", "2026-11-30T23:59:59.999+00:00",
@@ -138,7 +138,7 @@ def test_python_and_node_processes_append_to_one_chat_day_concurrently(tmp_path:
                             "--fsync", policy, "--ack"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True) for policy in ("batch", "never")]
     acked = []
-    for proc, inp in zip(py, py_inputs):
+    for proc, inp in zip(py, py_inputs, strict=True):
         out, err = proc.communicate("".join(inp), timeout=300)
         assert proc.returncode == 0, err
         acked += out.split()
@@ -155,7 +155,7 @@ def test_python_and_node_processes_append_to_one_chat_day_concurrently(tmp_path:
         seqs = [e["seq"] for e in events if e["writer"] == w]
         assert seqs == list(range(per_writer)), w
     writers_seen = [e["writer"] for e in events]
-    switches = sum(1 for a, b in zip(writers_seen, writers_seen[1:]) if a != b)
+    switches = sum(1 for a, b in zip(writers_seen, writers_seen[1:], strict=False) if a != b)
     assert switches >= 3, "the writers did not actually interleave"
     verify = subprocess.run([sys.executable, "-m", "eventlog", "verify", "--root", str(root)], capture_output=True,
                             text=True, timeout=120)
@@ -209,7 +209,8 @@ def test_js_written_log_has_a_head_python_verifies_and_can_forget(tmp_path: Path
     from click.testing import CliRunner
 
     from eventlog.cli.main import cli
-    from eventlog.store.head import current_head, verify_head
+    from eventlog.store.head import verify_head
+    from store_support import current_head
 
     root = tmp_path / "root"
     src = tmp_path / "events.jsonl"

@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
-import sys
-from datetime import date
 from pathlib import Path
 
 import orjson
@@ -15,32 +12,8 @@ from click.testing import CliRunner
 from eventlog.cli.main import cli
 from eventlog.store.writer import EventLog
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from gen_corpus import generate  # noqa: E402
-
-# A corpus that crosses a month boundary (2026-09-01 … 2026-10-10), 6 chats.
-CORPUS = {"chats": 6, "days": 40, "end": date(2026, 10, 10), "seed": 7}
-
-
-@pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory) -> tuple[Path, dict]:
-    root = tmp_path_factory.mktemp("corpus") / "root"
-    summary = generate(root, **CORPUS)
-    return root, summary
-
-
-@pytest.fixture
-def corpus(corpus_dir, tmp_path) -> tuple[Path, dict]:
-    """A private copy (tests compact and append)."""
-    src, summary = corpus_dir
-    dst = tmp_path / "root"
-    shutil.copytree(src, dst)
-    # Written an hour ago, not just now: compaction gives files modified in the last 2 s no identity (the racy rule of
-    # eventlog/recall/freshness.py), which would make "fresh" depend on how fast the session fixture ran before this test.
-    old = time.time() - 3600
-    for p in dst.rglob("*.jsonl"):
-        os.utime(p, (old, old))
-    return dst, summary
+# The corpus fixtures (`corpus_dir`, `corpus`: 2026-09-01 … 2026-10-10, 6 chats) are in conftest.py, shared with
+# test_compact.py.
 
 
 def run(*args: str, input: str | None = None):

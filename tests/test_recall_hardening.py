@@ -2,8 +2,6 @@
 a file outside the root, never a half-written output."""
 from __future__ import annotations
 
-import os
-from datetime import datetime, timezone
 from pathlib import Path
 
 import orjson

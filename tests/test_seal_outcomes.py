@@ -7,7 +7,7 @@ auto-seal range and the seal-stream reader's recovery after a bad line unpinned.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import orjson
@@ -19,7 +19,7 @@ from eventlog.store.commitment import chain_hash
 from eventlog.store.seal import measure, read_seal_records, seal_before, seal_files, sealed_index
 from eventlog.store.verify import verify
 from eventlog.store.writer import EventLog
-from store_support import ev
+from store_support import encode_with_prev, ev
 
 SEALS = "seals/telegram/42.jsonl"
 
@@ -59,7 +59,7 @@ def test_each_seal_outcome(root: Path) -> None:
     assert seal_files(log, [day(27)]) == [(day(27), "already sealed")]
     assert (root / "seals/checkpoints.jsonl").read_bytes() == cps
     # a day that grew by hand is sealed again; the newest record wins
-    more = schema.encode_with_prev(schema.prepare(ev(ts="2026-11-27T11:00:00Z")), rec["last"])
+    more = encode_with_prev(schema.prepare(ev(ts="2026-11-27T11:00:00Z")), rec["last"])
     (root / day(27)).write_bytes(data + more + b"\n")
     assert seal_files(log, [day(27)]) == [(day(27), "sealed")]
     assert sealed_index(root, "telegram", "42")[day(27)]["lines"] == 4

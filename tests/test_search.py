@@ -147,7 +147,7 @@ def test_bm25_scores_equal_bm25s(root: Path) -> None:
         toks = [t for t in tokens(w) if t in vocab]
         want = ref.get_scores(toks) if toks else np.zeros(len(docs))
         got = {h.id: h.score for h in search(root, SearchQuery(w, mode="bm25", limit=1000)).hits}
-        for ev, s in zip(docs, want):
+        for ev, s in zip(docs, want, strict=True):
             assert got.get(ev["id"], 0.0) == pytest.approx(float(s), rel=1e-4, abs=1e-5), (w, ev["text"])
 
 
@@ -389,17 +389,10 @@ def test_read_rows_equals_the_mapped_rows(root: Path) -> None:
 
 def _through_packs_and_days(root: Path, **kw) -> None:
     """Every query's hits (ids, order, scores) equal with and without month packs, and BM25's hit sets the oracle's."""
-    from eventlog.search import pack
-
     for w in QUERIES:
         for mode in ("bm25", "hybrid"):
-            q = SearchQuery(w, mode=mode, limit=50, **kw)
-            got = search(root, q, refresh=False).hits
-            pack.USE = False
-            try:
-                want = search(root, q, refresh=False).hits
-            finally:
-                pack.USE = True
+            got = search(root, SearchQuery(w, mode=mode, limit=50, **kw), refresh=False).hits
+            want = search(root, SearchQuery(w, mode=mode, limit=50, packs=False, **kw), refresh=False).hits
             assert [h.id for h in got] == [h.id for h in want], (w, mode)
             assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-5), (w, mode)
         got_ids = {h.id for h in search(root, SearchQuery(w, mode="bm25", limit=100_000), refresh=False).hits}

@@ -34,7 +34,7 @@ def test_quantised_scores_agree_with_float32_ranking() -> None:
     for i in range(len(queries)):
         order = np.argsort(-exact[i])[:10]
         got = np.argsort(-approx[i])[:10]
-        for a, b in zip(order, got):  # same top 10, except where float32 itself cannot tell two apart
+        for a, b in zip(order, got, strict=True):  # same top 10, except where float32 itself cannot tell two apart
             assert a == b or abs(exact[i, a] - exact[i, b]) <= 2 * err, (queries[i], facts[a], facts[b])
 
 
@@ -122,7 +122,7 @@ def test_first_pass_against_exhaustive_on_the_evaluation(tmp_path: Path) -> None
                 exact_score = {h.id: h.score for h in deep}
                 hit += sum(h.id in {f.id for f in full} or exact_score[h.id] >= full[-1].score - 1e-5 for h in got)
                 if cand == 1000 and mode == "vector":  # the same ranking up to near ties
-                    assert all(abs(a.score - b.score) < 1e-5 for a, b in zip(got, full)), q
+                    assert all(abs(a.score - b.score) < 1e-5 for a, b in zip(got, full, strict=True)), q
                 if mode == "vector":  # no normalisation: a hit's score is its exact int8 cosine, whatever the pass
                     exhaustive = {h.id: h.score for h in full}
                     for h in got:

@@ -60,7 +60,7 @@ def _docs(root: Path) -> list[dict]:
         tf: list[dict[int, int]] = [{} for _ in range(rec["docs"])]
         for i, t in enumerate(np.asarray(arr["terms"]).tolist()):
             for d, f in zip(arr["pdoc"][arr["tptr"][i]:arr["tptr"][i + 1]].tolist(),
-                            arr["ptf"][arr["tptr"][i]:arr["tptr"][i + 1]].tolist()):
+                            arr["ptf"][arr["tptr"][i]:arr["tptr"][i + 1]].tolist(), strict=True):
                 tf[d][t] = f
         for row in range(rec["docs"]):
             path = root / rec["files"][int(arr["file"][row])]
@@ -150,7 +150,7 @@ def _same(got: list, ids: list[str], score: np.ndarray, ts: np.ndarray, k: int, 
     want = [ids[i] for i in order]
     assert len(got) == len(want)
     at = {x: i for i, x in enumerate(ids)}
-    for h, w, i in zip(got, want, order):
+    for h, w, i in zip(got, want, order, strict=True):
         assert h.score == pytest.approx(float(score[i]), abs=tol), (h.id, w)
         if per_id:
             assert h.score == pytest.approx(float((score if own is None else own)[at[h.id]]), abs=2e-5), h.id
@@ -163,8 +163,7 @@ FILTERS = [{}, {"chats": ("100", "-300")}, {"direction": "out"},
 
 
 @pytest.mark.parametrize("packs", [True, False], ids=["packs", "days"])
-def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool, monkeypatch) -> None:
-    monkeypatch.setattr(pack, "USE", packs)
+def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool) -> None:
     docs_all = _docs(root)
     model = embed.load()
     checked = 0
@@ -179,11 +178,11 @@ def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool, m
             est = np.array([(d["codes"].astype(np.float64) @ (d["basis"].astype(np.float64) @ q)) * d["cscale"]
                             + d["mu"].astype(np.float64) @ q for d in docs])
             k = 8
-            res = search(root, SearchQuery(text, mode="bm25", limit=10_000, **kw), refresh=False)
+            res = search(root, SearchQuery(text, mode="bm25", limit=10_000, packs=packs, **kw), refresh=False)
             hit = bm > 0
-            _same(res.hits, [x for x, h in zip(ids, hit) if h], bm[hit], ts[hit], 10_000)
+            _same(res.hits, [x for x, h in zip(ids, hit, strict=True) if h], bm[hit], ts[hit], 10_000)
             for mode in ("vector", "hybrid", "rrf"):
-                res = search(root, SearchQuery(text, mode=mode, limit=k, candidates=0, **kw), refresh=False)
+                res = search(root, SearchQuery(text, mode=mode, limit=k, candidates=0, packs=packs, **kw), refresh=False)
                 # rrf: a rank is exact, but two cosines (or BM25 scores) a float32 rounding apart may take each other's
                 # ranks here in float64 — 1 / (60 + r) then moves by < 3e-4
                 _same(res.hits, ids, _fused(mode, 0.7, bm, exact), ts, k, per_id=mode != "rrf",
@@ -192,7 +191,8 @@ def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool, m
                     continue
                 for cand in (None, 30, 4):  # None: the default (max(2,000, n / 170): every document here)
                     c = rank.default_candidates(len(docs)) if cand is None else cand
-                    res = search(root, SearchQuery(text, mode=mode, limit=k, candidates=cand, **kw), refresh=False)
+                    res = search(root, SearchQuery(text, mode=mode, limit=k, candidates=cand, packs=packs,
+                                                          **kw), refresh=False)
                     ref, own = _first_pass(mode, 0.7, k, c, bm, exact, est)
                     _same(res.hits, ids, ref, ts, k, own=own)  # every hit carries its exact score
                     checked += 1
@@ -242,7 +242,6 @@ def test_estimates_on_two_threads_are_the_same_bits(root: Path, packs: bool, mon
     """The projection estimates split over a pool thread (rank._estimates) give the very scores one thread gives."""
     import threading
 
-    monkeypatch.setattr(pack, "USE", packs)
     monkeypatch.setattr(rank, "PARALLEL_MIN", 0)
     vecs: list[np.ndarray] = []
     where: set[str] = set()
@@ -261,14 +260,13 @@ def test_estimates_on_two_threads_are_the_same_bits(root: Path, packs: bool, mon
     monkeypatch.setattr(rank, "estimate", spy_estimate)
     got = {}
     for threads in (1, 2):
-        monkeypatch.setattr(rank, "THREADS", threads)
         vecs.clear()
         where.clear()
-        hits = [[(h.id, h.score) for h in search(root, SearchQuery(t, mode=m, limit=8, candidates=4),
-                                                   refresh=False).hits]
+        hits = [[(h.id, h.score) for h in search(root, SearchQuery(t, mode=m, limit=8, candidates=4, packs=packs,
+                                                                   threads=threads), refresh=False).hits]
                 for t in QUERIES for m in ("vector", "hybrid")]
         got[threads] = (hits, [v.copy() for v in vecs], set(where))
     assert got[1][2] == {"MainThread"} and got[2][2] == {"MainThread", "eventlog-estimate"}
     assert got[1][0] == got[2][0]
     assert len(got[1][1]) == len(got[2][1]) and all(np.array_equal(a, b, equal_nan=True)
-                                                    for a, b in zip(got[1][1], got[2][1]))
+                                                    for a, b in zip(got[1][1], got[2][1], strict=True))

@@ -47,7 +47,7 @@ def test_sigkill_loop_every_ack_survives_exactly_once(tmp_path):
         chunks: list[bytes] = []
         first = threading.Event()
 
-        def _collect():
+        def _collect(p=p, chunks=chunks, first=first):  # bound now: the loop goes on while the thread runs
             while data := p.stdout.read1(65536):
                 chunks.append(data)
                 first.set()

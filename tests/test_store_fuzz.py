@@ -204,7 +204,7 @@ def test_fuzz_append_10000_cases(tmp_path):
             assert r.exit_code == 0, (r.output, r.stderr)
         ids = r.stdout.split()
         assert len(ids) == len(good), (r.stderr, len(ids), len(good))
-        for (ev, rel), i in zip(good, ids):
+        for (ev, rel), i in zip(good, ids, strict=True):
             assert ev.get("id", i) == i
             acked[i] = {"rel": rel, "kind": ev["event"], "text": ev["text"]}
             if "id" in ev:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from eventlog.store import head, seal
-from eventlog.store.head import current_head
+from store_support import current_head
 from eventlog.store.seal import seal_closed
 from eventlog.store.verify import verify
 from eventlog.store.writer import EventLog
@@ -62,10 +62,12 @@ def test_seal_and_checkpoint_work_does_not_grow_with_what_is_sealed(tmp_path: Pa
     for days in (20, 120):
         log, nxt = grown(tmp_path / str(days), days)
         steps = {
-            "new day": lambda: log.append(ev("100", nxt)),
-            "late event into a sealed day": lambda: log.append(ev("101", nxt - timedelta(days=days // 2), "late")),
-            "eventlog seal": lambda: seal_closed(log, through=nxt),
-            "new chat": lambda: log.append_many([ev("999", nxt - timedelta(days=2)), ev("999", nxt - timedelta(days=1))]),
+            "new day": lambda log=log, nxt=nxt: log.append(ev("100", nxt)),
+            "late event into a sealed day":
+                lambda log=log, nxt=nxt, days=days: log.append(ev("101", nxt - timedelta(days=days // 2), "late")),
+            "eventlog seal": lambda log=log, nxt=nxt: seal_closed(log, through=nxt),
+            "new chat": lambda log=log, nxt=nxt: log.append_many([ev("999", nxt - timedelta(days=2)),
+                                                                   ev("999", nxt - timedelta(days=1))]),
         }
         before = current_head(log.root)
         seen.append(work(counted, steps[what]))

@@ -3,11 +3,10 @@ import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.store.layout import log_files
 from eventlog.store.verify import verify
 from eventlog.store.writer import EventLog
 
-from store_support import ev
+from store_support import encode_with_prev, ev
 
 DAY = "raw/telegram/chats/42/2026/11/29.jsonl"
 
@@ -120,7 +119,7 @@ def test_lines_after_seal_are_a_warning_and_reseal_on_next_append(log_root):
     from eventlog.store.commitment import chain_hash
     ls = lines_of(log_root)
     extra = dict(__import__("orjson").loads(ls[-1]), id=schema.new_id(), text="late")
-    extra = schema.encode_with_prev(schema.prepare(extra), chain_hash(ls[-1].rstrip(b"\n")))
+    extra = encode_with_prev(schema.prepare(extra), chain_hash(ls[-1].rstrip(b"\n")))
     write(log_root, ls + [extra + b"\n"])
     rep = verify(log_root)
     assert rep.ok and [(w.relpath, w.line) for w in rep.warnings] == [(DAY, 7)]

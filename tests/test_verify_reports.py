@@ -19,7 +19,7 @@ from eventlog.cli.main import cli
 from eventlog.store.commitment import chain_hash, erase_line
 from eventlog.store.verify import verify
 from eventlog.store.writer import EventLog
-from store_support import ev
+from store_support import encode_with_prev, ev
 
 DAY = "raw/telegram/chats/42/2026/11/29.jsonl"
 SEALS = "seals/telegram/42.jsonl"
@@ -35,7 +35,7 @@ def chained(rel: str, items: list) -> list[bytes]:
     """Lines (without '\\n') chained from rel's genesis; an item is a prepared event or raw bytes (kept as they are)."""
     prev, out = schema.genesis(rel), []
     for it in items:
-        line = it if isinstance(it, bytes) else schema.encode_with_prev(dict(it), prev)
+        line = it if isinstance(it, bytes) else encode_with_prev(dict(it), prev)
         out.append(line)
         prev = chain_hash(line)
     return out
@@ -108,7 +108,7 @@ EDITS = [
     # line 4 chains to line 2, like line 3: the first of the two identical lines is named as the extra one
     pytest.param(lambda ls: ls[:3] + [ls[2]] + ls[3:],
                  [(3, EXTRA), (4, "duplicate id 01KB0000000000000000000003 (also line 3)")], id="duplicated"),
-    pytest.param(lambda ls: ls[:2] + [schema.encode_with_prev(dict(event(9)), chain_hash(ls[1]))] + ls[2:],
+    pytest.param(lambda ls: ls[:2] + [encode_with_prev(dict(event(9)), chain_hash(ls[1]))] + ls[2:],
                  [(3, EXTRA)], id="inserted"),
     # lines 2 and 3 are named (as what they are seen as from each neighbour's `prev`), no other line
     pytest.param(lambda ls: [ls[0], ls[2], ls[1]] + ls[3:],

@@ -19,7 +19,7 @@ from eventlog.store.commitment import chain_hash, erase_line
 from eventlog.errors import DamagedLog
 from eventlog.store.verify import verify
 from eventlog.store.writer import EventLog
-from store_support import ev
+from store_support import encode_with_prev, ev
 
 DAY = "raw/telegram/chats/42/2026/11/29.jsonl"
 
@@ -44,7 +44,7 @@ def write(root: Path, ls: list[bytes], tail: bytes = b"") -> None:
 
 def after(prev_line: bytes, text: str, second: int = 50) -> bytes:
     """A line chained on from `prev_line`: what a writer killed between extending a sealed day and resealing leaves."""
-    return schema.encode_with_prev(schema.prepare(ev(ts=f"2026-11-29T10:00:{second}Z", text=text)),
+    return encode_with_prev(schema.prepare(ev(ts=f"2026-11-29T10:00:{second}Z", text=text)),
                                    chain_hash(prev_line))
 
 

@@ -26,7 +26,7 @@ from eventlog.store.lock import FileLock
 from eventlog.store.seal import seal_files, sealed_index
 from eventlog.store.verify import verify
 from eventlog.store.writer import EventLog
-from store_support import ev
+from store_support import encode_with_prev, ev
 
 DAY = "raw/telegram/chats/42/2026/11/29.jsonl"
 WAIT_S = 60.0  # generous: the machine may be loaded; a correct run ends as soon as the condition holds
@@ -165,7 +165,7 @@ def hold_lock_while(root: Path, rel: str, work, meanwhile) -> object:
 def rival_appends(root: Path, text: str, **extra) -> None:
     """Another writer's line, chained on from the day's last line, appended while the test holds the lock."""
     last = (root / DAY).read_bytes().split(b"\n")[-2]
-    line = schema.encode_with_prev(schema.prepare(ev(ts="2026-11-29T10:00:00Z", text=text, **extra)), chain_hash(last))
+    line = encode_with_prev(schema.prepare(ev(ts="2026-11-29T10:00:00Z", text=text, **extra)), chain_hash(last))
     with open(root / DAY, "ab") as f:
         f.write(line + b"\n")
 

@@ -43,7 +43,7 @@ def luhn_complete(r: random.Random, prefix: str, length: int) -> str:
 
 
 def _wsum(d: str, w: tuple[int, ...]) -> int:
-    return sum(int(a) * b for a, b in zip(d, w))
+    return sum(int(a) * b for a, b in zip(d, w, strict=False))
 
 
 def inn10(r: random.Random) -> str:

@@ -375,7 +375,7 @@ def gitleaks_samples(gitdir: str, commit: str, rnd: random.Random):
             continue
         src = git_show(gitdir, commit, path)
         starts = [m.start() for m in re.finditer(r"^func ", src, re.M)] + [len(src)]
-        for a, b in zip(starts, starts[1:]):
+        for a, b in zip(starts, starts[1:], strict=False):
             head = src.index("{", a) + 1
             body = src[head:b]
             rid = re.search(r'RuleID:\s*"([^"]+)"', body)

@@ -23,7 +23,7 @@ import sys
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import EventlogError
 from ..store.fsutil import replace_file
@@ -38,7 +38,7 @@ class AgentInstallError(EventlogError):
     """The config cannot be edited safely (JSON5, not an object, changed under us) or a file cannot be written."""
 
 
-def data_dir(env: dict[str, str] | None = None) -> Path:
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("EVENTLOG_DATA_DIR"):
         return Path(env["EVENTLOG_DATA_DIR"]).expanduser()
@@ -46,7 +46,7 @@ def data_dir(env: dict[str, str] | None = None) -> Path:
     return base / "openclaw-eventlog"
 
 
-def resolve_config(config: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> tuple[Path, str]:
+def resolve_config(config: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> tuple[Path, str]:
     """(absolute config path, where it came from)."""
     env = os.environ if env is None else env
     if config:
@@ -58,11 +58,11 @@ def resolve_config(config: str | os.PathLike[str] | None = None, env: dict[str, 
     return Path.home() / ".openclaw" / "openclaw.json", "default"
 
 
-def plugin_dir(env: dict[str, str] | None = None) -> Path:
+def plugin_dir(env: Mapping[str, str] | None = None) -> Path:
     return data_dir(env) / "openclaw-plugin" / PLUGIN_ID
 
 
-def _state_dir(config_path: Path, env: dict[str, str] | None) -> Path:
+def _state_dir(config_path: Path, env: Mapping[str, str] | None) -> Path:
     key = hashlib.sha256(str(config_path).encode()).hexdigest()[:16]
     return data_dir(env) / "agent" / key
 
@@ -197,9 +197,9 @@ def remove_entries(doc: dict[str, Any], pdir: Path) -> dict[str, Any]:
 
 
 def registered(doc: dict[str, Any], pdir: Path) -> dict[str, bool]:
-    plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else {}
-    load = plugins.get("load") if isinstance(plugins.get("load"), dict) else {}
-    entries = plugins.get("entries") if isinstance(plugins.get("entries"), dict) else {}
+    plugins = p if isinstance(p := doc.get("plugins"), dict) else {}
+    load = ld if isinstance(ld := plugins.get("load"), dict) else {}
+    entries = e if isinstance(e := plugins.get("entries"), dict) else {}
     entry = entries.get(PLUGIN_ID)
     return {"load_path": str(pdir) in (load.get("paths") or []),
             "entry": isinstance(entry, dict),
@@ -237,7 +237,7 @@ def _write_plugin(pdir: Path) -> bool:
 # -- the commands ------------------------------------------------------------------------------------------------------
 
 def install(config: str | os.PathLike[str] | None = None, *, options: dict[str, Any] | None = None,
-            command: list[str] | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
+            command: list[str] | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Copy the plugin, register it; idempotent (a second run with the same options changes nothing)."""
     path, source = resolve_config(config, env)
     pdir, sdir = plugin_dir(env), _state_dir(path, env)
@@ -265,7 +265,7 @@ def install(config: str | os.PathLike[str] | None = None, *, options: dict[str, 
             "plugin_changed": plugin_changed, "backup": state.get("backup"), "entry": entry}
 
 
-def uninstall(config: str | os.PathLike[str] | None = None, *, env: dict[str, str] | None = None) -> dict[str, Any]:
+def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     path, source = resolve_config(config, env)
     pdir, sdir = plugin_dir(env), _state_dir(path, env)
     state = _load_state(sdir)
@@ -309,7 +309,7 @@ def uninstall(config: str | os.PathLike[str] | None = None, *, env: dict[str, st
     return result
 
 
-def agent_status(config: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
+def agent_status(config: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Everything `eventlog doctor` needs to judge the recall plugin; never raises for a broken setup, reports it.
 
     Keys: config, config_source, config_exists, config_error, registered {load_path, entry, enabled, denied},
@@ -343,7 +343,7 @@ def agent_status(config: str | os.PathLike[str] | None = None, env: dict[str, st
         state = None
         out["problems"].append(str(exc))
     out["installed_by_eventlog"] = state is not None
-    out["changed_since_install"] = bool(state) and _sha(data) != state.get("after_sha256")
+    out["changed_since_install"] = bool(state and _sha(data) != state.get("after_sha256"))
     out["backup"] = state.get("backup") if state else None
     reg = out["registered"]
     if out["config_error"]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..recall import grep as recall
+from ..recall.textmatch import day_bounds
 
 COMMON_CAP = 20_000
 WINDOWS = (7, 31, 92)  # days, newest first; then the whole range
@@ -103,11 +104,12 @@ def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] |
     wins = windows(since, until, today)
     stopped_at: date | None = None
     for n_win, (s, u) in enumerate(wins):
+        lo, hi = day_bounds(s, u)
         for i, w in enumerate(words):
             if i in common:
                 continue
             q = recall.GrepQuery(w, "fuzzy" if mode == "fuzzy" else "literal", ignore_case=True, chats=chats,
-                                 since=s, until=u, direction=direction)
+                                 since=lo, until=hi, direction=direction)
             hits = recall.search(root, q, on_problem)
             try:
                 for h in hits:

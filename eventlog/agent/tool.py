@@ -52,7 +52,7 @@ def redact(scanner: Any, text: str) -> str:
 
 
 def _plain(ev: dict[str, Any]) -> str:
-    text = ev.get("text") if isinstance(ev.get("text"), str) else ""
+    text = v if isinstance(v := ev.get("text"), str) else ""
     if ev.get("parse_mode") == "HTML" or (ev.get("direction") == "out" and "</" in text):
         text = html.unescape(_TAG.sub("", text))
     return text
@@ -73,7 +73,7 @@ def line_for(scanner: Any, ev: dict[str, Any], words: list[str] | None = None, *
     """`[<event id>] <time> <in|out> <sender>: <snippet>`; the text is redacted before it is cut, the line after."""
     body = redact(scanner, _plain(ev))
     body = " ".join(body.split()) if full else _window(body, words or [])
-    ts = ev.get("ts") if isinstance(ev.get("ts"), str) else "?"
+    ts = v if isinstance(v := ev.get("ts"), str) else "?"
     when = ts[:16].replace("T", " ") + "Z" if len(ts) >= 16 else ts
     line = redact(scanner, f"[{ev.get('id')}] {when} {ev.get('direction') or '?'} {render.who(ev)}: {body}")
     return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…"
@@ -163,7 +163,7 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
         ranked.hits = kept[:limit]
     if ranked.common:
         notes.append("too common to rank by, ignored: " + ", ".join(ranked.common))
-    where = "all chats" if scope == "all" else f"this chat ({req.get('channel') or 'telegram'} {chats[0]})"
+    where = "all chats" if scope == "all" or chats is None else f"this chat ({req.get('channel') or 'telegram'} {chats[0]})"
     words = ", ".join(ranked.words)
     back = (f" since {ranked.searched_since.isoformat()} (older days not read: enough matches; pass until to look "
             f"further back)") if ranked.searched_since else ""

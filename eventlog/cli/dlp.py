@@ -118,7 +118,7 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
         _exit(found)
     if file_:
         try:
-            items = [(file_, Path(file_).read_text(encoding="utf-8"))]
+            items: list[tuple[str | int, str]] = [(file_, Path(file_).read_text(encoding="utf-8"))]
         except UnicodeDecodeError:
             raise EventlogError(f"{file_}: not UTF-8 text") from None
     else:
@@ -323,7 +323,7 @@ def allowlist(root: Path, stale: bool, as_json: bool) -> None:
     states = project(root)
     fps = {s.alert.get("fingerprint") for s in states}
     rule_ids = {r.id for r in load_rules().rules}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for e in entries:
         why = None
         if e.get("fingerprint") not in fps:

@@ -318,7 +318,7 @@ def fetch_cmd(versions: tuple[str, ...], install: bool, root: str | None) -> Non
         return {"dir": str(installed_release(v) if install else release_dir(v))}
 
     for v in versions:
-        r = _run(lambda _pkg, _m: one(v), None, None, need_pkg=False)
+        r = _run(lambda _pkg, _m, ver=v: one(ver), None, None, need_pkg=False)
         click.echo(r["dir"])
 
 

@@ -5,7 +5,7 @@ import os
 import sys
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import click
 
@@ -197,6 +197,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
         score = float(fuzzy) if fuzzy is not None else r.DEFAULT_FUZZY_SCORE
     except ValueError:
         # `--fuzzy WORD` (no SCORE): click took the pattern as the option's value.
+        assert fuzzy is not None  # float(None) is never tried
         if pattern is not None:
             raise CliError(f"--fuzzy SCORE must be a number from 0 to 100, not {fuzzy[:40]!r}") from None
         pattern, score = fuzzy, r.DEFAULT_FUZZY_SCORE
@@ -254,7 +255,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
 
 def _style(paint: bool) -> Callable[[str, str], str]:
     """The renderer's roles in colour: the line head magenta, a matched span bold red; plain without paint."""
-    colours = {"head": {"fg": "magenta"}, "match": {"fg": "red", "bold": True}}
+    colours: dict[str, dict[str, Any]] = {"head": {"fg": "magenta"}, "match": {"fg": "red", "bold": True}}
     return (lambda s, role: click.style(s, **colours[role])) if paint else (lambda s, role: s)
 
 

@@ -84,7 +84,8 @@ class AlertState:
 
     @property
     def id(self) -> str:
-        return self.alert["id"]
+        aid: str = self.alert["id"]  # project() keeps only alerts with an id
+        return aid
 
     @property
     def verdict(self) -> str | None:
@@ -130,9 +131,10 @@ def project(root: Path, problems: list[str] | None = None) -> list[AlertState]:
             st.alert["updates"] = st.alert.get("updates", 0) + 1
             st.alert["updated_at"] = a.get("ts")
     for r in iter_stream(root, REVIEWS, problems):
-        st = states.get(r.get("alert")) if r.get("event") == "dlp:review" else None
-        if st is not None and normalize_verdict(r.get("verdict")) is not None:
-            st.reviews.append(r)
+        aid = r.get("alert")
+        reviewed = states.get(aid) if r.get("event") == "dlp:review" and isinstance(aid, str) else None
+        if reviewed is not None and normalize_verdict(r.get("verdict")) is not None:
+            reviewed.reviews.append(r)
     return list(states.values())
 
 

@@ -15,7 +15,7 @@ import re
 from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from ..errors import EventlogError
 from . import htmltext
@@ -120,10 +120,17 @@ def _occurrences(lower: str, words: list[str]) -> list[int]:
     return sorted(found)
 
 
+def _refreshed(allow: Allowlist) -> Allowlist:
+    """The allowlist after re-reading its file if that is due (so the emptiness check sees the current one)."""
+    allow.refresh()
+    return allow
+
+
 def _hold_boundary(r: Rule, p: str) -> re.Pattern[str] | None:
     """The characters that must not come right before a held-back fragment of prefix p: the hold-back's own `left`
     class if the rule gives one, else the rule's `left` class if p begins with one of its characters (then p begins
     the match: `sk-`, `eyJ`, a card's first digit), else none (`:A` continues the bot id's digits)."""
+    assert r.holdback is not None  # called for hold-back rules only
     left = r.holdback.get("left")
     if left is not None:
         return re.compile(f"[{left}]") if left else None
@@ -162,7 +169,7 @@ class Scanner:
         self._rx = [r.rx if fast_pattern(r.pattern) == r.pattern else re.compile(fast_pattern(r.pattern), r.rx.flags)
                     for r in rules.rules]
         # the near-format patterns, spelled like the main ones (fast_pattern: same matches)
-        self._near_rx: list[re.Pattern[str] | None] = [None if r.near_rx is None else
+        self._near_rx: list[re.Pattern[str] | None] = [None if r.near is None or r.near_rx is None else
                          r.near_rx if fast_pattern(r.near["pattern"]) == r.near["pattern"] else
                          re.compile(fast_pattern(r.near["pattern"]), r.near_rx.flags) for r in rules.rules]
         self._hb = [(r, [(p, _hold_boundary(r, p)) for p in r.holdback["prefixes"]]) for r in rules.rules if r.holdback]
@@ -220,6 +227,7 @@ class Scanner:
 
     def _near(self, r: Rule, t: str) -> list[tuple[int, int, int, int]]:
         rx = self._near_rx[r.index]
+        assert rx is not None  # called for rules with a near tier only
         out = []
         pos = 0
         while True:
@@ -278,7 +286,7 @@ class Scanner:
                 out += self._near(r, t)
         return out
 
-    def spans(self, t: str, f: Folded | None | bool = True) -> list[tuple[int, int, int, str, int]]:
+    def spans(self, t: str, f: Folded | None | Literal[True] = True) -> list[tuple[int, int, int, str, int]]:
         """(rule index, start, end, secret, tier) for every accepted match in what a reader sees of t (the fold,
         fold.py), offsets in t, the secret folded. A text with nothing to fold is matched as it is. Otherwise the
         folded text is matched first, and t itself too, for the matches the fold would lose by joining a token to its
@@ -337,6 +345,7 @@ class Scanner:
         n = len(t)
         best = 0
         for r, prefixes in self._hb:
+            assert r.body_rx is not None  # compiled with the hold-back
             for p, b in prefixes:
                 for k in range(min(len(p) - 1, n), 0, -1):
                     if t.endswith(p[:k]) and (b is None or k == n or not b.match(t, n - k - 1)):
@@ -352,7 +361,7 @@ class Scanner:
                     i = t.rfind(p, 0, i + len(p) - 1)
         return best
 
-    def held(self, t: str, f: Folded | None | bool = True) -> int:
+    def held(self, t: str, f: Folded | None | Literal[True] = True) -> int:
         """hold(t), and hold of what a reader sees of t mapped back to t (`ghp_<U+200B>Abc` is held whole): the
         larger. f: reader_fold(t) when the caller has it (True: not yet computed)."""
         h = self.hold(t)
@@ -401,7 +410,7 @@ class Scanner:
         allow = self.allowlist
         items: list[list[tuple[int, int, int, str, str]]] = [[], []]
         # with an empty allowlist nothing is dropped before the overlap resolution: fingerprint only what is kept
-        lazy = len(raw) > 1 and (allow is None or not (allow.refresh() or allow.fingerprints))
+        lazy = len(raw) > 1 and (allow is None or not _refreshed(allow).fingerprints)
         for s, e, ri, secret, tier in raw:
             if lazy:
                 items[tier].append((s, -e, ri, "", secret))

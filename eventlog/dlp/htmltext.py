@@ -106,7 +106,7 @@ def _decode(p: str, start: int, end: int, visible: bool) -> Segment:
             continue
         m = ENTITY_RE.match(p, i, end)
         ch = _entity(m) if m else None
-        if ch is not None:
+        if m is not None and ch is not None:
             b.one(ch, i, m.end())
             i = m.end()
         else:
@@ -162,7 +162,7 @@ def parse(p: str) -> Parsed:
 def closers(tags: list[tuple[int, int, str, bool]], cut: int) -> str:
     """Closing tags for every element still open at `cut` (Telegram rejects unbalanced HTML in a cut preview)."""
     stack: list[str] = []
-    for s, e, name, closing in tags:
+    for _s, e, name, closing in tags:
         if e > cut:
             break
         if closing:

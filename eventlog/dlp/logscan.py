@@ -53,7 +53,7 @@ def iter_jsonl(fp: IO[bytes], name: str) -> Iterator[tuple[Any, str, bool]]:
 def _direction(ev: dict[str, Any]) -> str:
     d = ev.get("direction")
     if d in ("in", "out"):
-        return d
+        return str(d)
     return "in" if ev.get("event") == "message:received" else "out"
 
 
@@ -73,9 +73,9 @@ def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: da
         key = load_key(root, create=True)
         if scanner.key != key:
             scanner = Scanner(scanner.rules, key, scanner.allowlist)
-    known: dict[tuple[Any, ...], str] = {}
+    known: dict[tuple[Any, ...], str | None] = {}  # (event id, rule, start, end) -> alert id, as read
     merger = AlertMerger()
-    seeds: dict[str, dict[str, Any]] = {}
+    seeds: dict[Any, dict[str, Any]] = {}
     for a in iter_stream(root, ALERTS):
         ev_kind = a.get("event")
         if ev_kind not in ("dlp:alert", "dlp:alert:update"):
@@ -92,7 +92,7 @@ def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: da
     def flush() -> Iterator[LogHit]:
         found = scanner.scan_batch([ev["text"] for ev in batch], [_is_html(ev) for ev in batch])
         hits: list[LogHit] = []
-        for ev, findings in zip(batch, found):
+        for ev, findings in zip(batch, found, strict=True):
             for f in findings:
                 key = (ev.get("id"), f.rule, f.start, f.end)
                 if key in known or not raise_alerts:
@@ -110,7 +110,7 @@ def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: da
                                           "event_ts": ev.get("ts"), "source": "scan", "ts": now_ts(),
                                           "message_id": mid, "head": head}])
                 if kind != "new":
-                    known[key] = aid  # type: ignore[assignment]
+                    known[key] = aid
                     hits.append(LogHit(ev, f, aid, False))
                     continue
                 alert = make_alert(f, channel=ev.get("channel", "telegram"), chat_id=ev["chat_id"],

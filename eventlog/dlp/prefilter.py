@@ -19,7 +19,7 @@ checks the selection against the plain `k in low` definition on the vectors, the
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Mapping
 
 # Characters from rare to common in chat text (punctuation and digits, then Latin, then Cyrillic letters by frequency);
 # a character not listed is rarer than all of them.
@@ -57,7 +57,7 @@ def _contains(a: str, ja: int, b: str, jb: int) -> bool:
 
 
 class KeywordPrefilter:
-    def __init__(self, keywords: dict[str, Iterable[int]], track: Iterable[int] = ()) -> None:
+    def __init__(self, keywords: Mapping[str, Iterable[int]], track: Iterable[int] = ()) -> None:
         """keywords: lower-cased keyword -> indices of the rules it selects. track: rules whose keyword occurrences
         `scan` also reports (the keyword-anchored rules), as start offsets."""
         kw = {k: frozenset(v) for k, v in keywords.items() if k}

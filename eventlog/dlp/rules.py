@@ -59,7 +59,7 @@ class Rule:
     anchor: str | None
     # the near-format tier (docs/dlp.md, "Two tiers"): {pattern, group?, entropy?, reason} or None
     near: dict[str, Any] | None = None
-    rx: re.Pattern[str] = field(repr=False, default=None)  # type: ignore[assignment]
+    rx: re.Pattern[str] = field(repr=False, default=None)  # type: ignore[arg-type]  # compiled by _compile, always
     near_rx: re.Pattern[str] | None = field(repr=False, default=None)
     left_rx: re.Pattern[str] | None = field(repr=False, default=None)
     body_rx: re.Pattern[str] | None = field(repr=False, default=None)
@@ -389,7 +389,7 @@ def lint_doc(doc: dict[str, Any]) -> list[str]:
     out = []
     if doc.get("version") != 1:
         out.append("version must be 1")
-    seen: set[str] = set()
+    seen: set[str | None] = set()
     for i, r in enumerate(doc.get("rules") or []):
         rid = r.get("id") if isinstance(r, dict) else None
         label = f"rule {rid or '#' + str(i)}"

@@ -95,7 +95,7 @@ def iban(s: str) -> bool:
 
 
 def _wsum(digits: str, weights: tuple[int, ...]) -> int:
-    return sum((ord(d) - 48) * w for d, w in zip(digits, weights))
+    return sum((ord(d) - 48) * w for d, w in zip(digits, weights, strict=False))
 
 
 _INN10 = (2, 4, 10, 3, 5, 9, 4, 6, 8)

@@ -81,7 +81,9 @@ class _Reader:
     def peek(self) -> str:
         """The next non-whitespace character ('' at the end of input), not consumed."""
         while True:
-            self.pos = _WS.match(self.buf, self.pos).end()
+            m = _WS.match(self.buf, self.pos)
+            assert m is not None  # `[...]*` matches the empty string at any position
+            self.pos = m.end()
             if self.pos < len(self.buf):
                 return self.buf[self.pos]
             if not self.fill():

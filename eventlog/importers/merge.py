@@ -95,18 +95,18 @@ class Known:
             raw = ev.get("raw")
             msg = raw.get(ev["update_type"]) if isinstance(raw, dict) else None
             if isinstance(msg, dict) and isinstance(msg.get("date"), int):
-                text = ev.get("text") if isinstance(ev.get("text"), str) else ""  # media without a caption: ""
+                text = v if isinstance(v := ev.get("text"), str) else ""  # media without a caption: ""
                 self.exact.add(_exact("in", text_key(text), msg["date"]))
         elif kind == "message:sent":
-            outcome = ev.get("outcome") if isinstance(ev.get("outcome"), dict) else {}
+            outcome = v if isinstance(v := ev.get("outcome"), dict) else {}
             if self.shared_ids:
                 ids = [mid] if isinstance(mid, int) else [m for m in outcome.get("message_ids") or []
                                                           if isinstance(m, int)]
                 self.ids.update(_id_key("out", m) for m in ids)
                 return
-            payload = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
+            payload = v if isinstance(v := ev.get("payload"), dict) else {}
             if outcome.get("ok") is not False and isinstance(ev.get("ts"), str):
-                text = ev.get("text") if isinstance(ev.get("text"), str) else ""
+                text = v if isinstance(v := ev.get("text"), str) else ""
                 self.sent.setdefault(text_key(text, payload.get("parse_mode")), []).append(_unix(ev["ts"]))
 
     def seal(self) -> None:
@@ -200,7 +200,7 @@ def _bot_ids_of(ev: Any) -> list[int]:
     if isinstance(ev.get("source"), str) and ev["source"].startswith("import:") and ev.get("direction") == "out" \
             and isinstance(frm, dict) and frm.get("is_bot") is True and isinstance(frm.get("id"), int):
         out.append(frm["id"])
-    raw = ev.get("raw") if isinstance(ev.get("raw"), dict) else {}
+    raw = v if isinstance(v := ev.get("raw"), dict) else {}
     member = (raw.get("my_chat_member") or {}).get("new_chat_member") if isinstance(raw.get("my_chat_member"), dict) \
         else None
     user = member.get("user") if isinstance(member, dict) else None

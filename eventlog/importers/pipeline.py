@@ -99,6 +99,7 @@ def _chats(walk: Walk) -> Iterator[tuple[str, Any]]:
                 _meta(current, single_meta)
             yield "chat", current
         elif item.kind == "chat_meta":
+            assert item.key is not None  # a chat_meta item is a key and its value
             if current is None:
                 single_meta[item.key] = item.value  # a single-chat export: name/type/id precede `messages`
             else:
@@ -160,6 +161,7 @@ def scan(path: Path, progress: Progress | None = None, spool: IO[bytes] | None =
                     put(line)
                 info.messages += rtype == "message"
                 info.services += rtype == "service"
+                assert date is not None  # only an unsupported record has none, and it went on above
                 info.first = date if info.first is None else min(info.first, date)
                 info.last = date if info.last is None else max(info.last, date)
                 sender = rec.get("from_id")
@@ -245,7 +247,6 @@ def plan(chats: list[ChatInfo], top: dict[str, Any], root: Path, bot_id: int | N
 
 def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None = None, chat_ids: tuple[str, ...] = (),
                dry_run: bool = False, progress: Progress | None = None, fsync: str = "batch") -> ImportResult:
-    from ..store.writer import EventLog
 
     src = export_file(path)
     try:  # the spool sits beside the log (same disk, never a RAM-backed /tmp), nameless; a dry run writes nothing there

@@ -229,7 +229,7 @@ def _service_text(rec: dict[str, Any]) -> str:
         return f"{actor} joined the group"
     if action == "remove_members" and members == [actor]:
         return f"{actor} left the group"
-    phrases = {
+    phrases: dict[Any, str] = {  # keyed by the export's action, which may be missing (None)
         "create_group": f"{actor} created the group «{title}»",
         "edit_group_title": f"{actor} changed the group name to «{title}»",
         "edit_group_photo": f"{actor} changed the group photo",

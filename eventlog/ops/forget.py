@@ -102,7 +102,7 @@ def _reseal(log: Any, rel: str) -> bool:
 
     parsed = parse_relpath(rel)
     sealed = sealed_index(log.root, parsed[0], parsed[1]).get(rel) if parsed else None
-    if sealed is None:
+    if sealed is None or parsed is None:
         return False
     lines, size, last, _ = measure(log.root / rel)
     if not lines or (sealed["bytes"] == size and sealed["lines"] == lines and sealed["last"] == last):

@@ -33,19 +33,6 @@ def _day_files(root: Path) -> list[Path]:
     return [lf.path for lf in log_files(root, CHAT, channel=CHANNEL)]  # by day, oldest first
 
 
-def iter_system_events(root: Path, kinds: tuple[str, ...] | None = None, newest_first: bool = True,
-                       max_files: int | None = None) -> Iterator[dict[str, Any]]:
-    """System events, streamed day file by day file (newest day first by default; lines in a file in order)."""
-    files = _day_files(root)
-    if newest_first:
-        files.reverse()
-    for i, path in enumerate(files):
-        if max_files is not None and i >= max_files:
-            return
-        evs = [ev for ev in _events_of(root, path) if kinds is None or ev.get("event") in kinds]
-        yield from (reversed(evs) if newest_first else evs)
-
-
 def latest(root: Path, kinds: tuple[str, ...]) -> dict[str, Any] | None:
     """The newest system event of one of these kinds (by ts, then id), or None. Day files are per UTC day of `ts`,
     so the newest file that holds a match holds the newest match: older files are never opened."""

@@ -27,12 +27,6 @@ BACKUP = "backup"
 LIFECYCLE_MARKER = ".openclaw-lifecycle-pending"
 
 
-def resolve_openclaw_dir(given: str | os.PathLike[str] | None) -> Path:
-    """--openclaw DIR, else $EVENTLOG_OPENCLAW_DIR, else the `openclaw` on PATH, else `npm root -g`/openclaw."""
-    from eventlog.patchset.find import find_openclaw
-    return find_openclaw(given).dir
-
-
 def openclaw_version(pkg: Path) -> str:
     try:
         meta = orjson.loads((pkg / "package.json").read_bytes())

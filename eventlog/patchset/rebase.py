@@ -135,7 +135,7 @@ def locate_change(pkg: Path, change: Change, targets: list[str], marker: str) ->
             return rep
         rep.update(result="exact", score=100.0, anchor={"old": change.anchor, "new": change.anchor})
         return _check_requires(rep, change, text, pos, start)
-    cands = []
+    cands: list[dict[str, Any]] = []
     offset = start
     for line in text[start:end].split("\n"):
         s = line.strip()
@@ -211,7 +211,7 @@ def rebase(to: str, manifest: Manifest | None = None, out_dir: Path | None = Non
     scan = scan_tree(pkg, m)
     st = status(pkg, m, scan)
     old = _old_targets(m)
-    changes = []
+    changes: list[dict[str, Any]] = []
     for c in m.changes:
         if st["state"] != "not-applied":
             changes.append({"change": c.id, "result": "ambiguous",
@@ -232,10 +232,10 @@ def rebase(to: str, manifest: Manifest | None = None, out_dir: Path | None = Non
     if not ok:
         return report
     raw = copy.deepcopy(m.raw)
-    for entry, rep in zip(raw["changes"], changes):
-        entry["anchor"] = rep["anchor"]["new"]
-        entry["rebase"] = {"from": m.pinned, "result": rep["result"], "score": rep.get("score"),
-                           "file": rep["target"]["new"]}
+    for entry, done in zip(raw["changes"], changes, strict=True):
+        entry["anchor"] = done["anchor"]["new"]
+        entry["rebase"] = {"from": m.pinned, "result": done["result"], "score": done.get("score"),
+                           "file": done["target"]["new"]}
         entry["known_good"] = []  # filled by a passing --verify
     raw["pinned"] = version
     raw["rebased_from"] = m.pinned
@@ -267,7 +267,7 @@ def rebase(to: str, manifest: Manifest | None = None, out_dir: Path | None = Non
 def _with_base(m: Manifest, raw: dict[str, Any], path: Path) -> Manifest:
     """The rebased manifest, resolved against the project root of the original (its runtime and rules)."""
     from dataclasses import replace
-    changes = tuple(replace(c, anchor=e["anchor"]) for c, e in zip(m.changes, raw["changes"]))
+    changes = tuple(replace(c, anchor=e["anchor"]) for c, e in zip(m.changes, raw["changes"], strict=True))
     return replace(m, changes=changes, path=path, pinned=raw["pinned"], raw=raw)
 
 

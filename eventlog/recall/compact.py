@@ -115,12 +115,13 @@ def load_units(root: Path, since: date | None = None, until: date | None = None)
 def _arrow_schema() -> Any:
     import pyarrow as pa
 
-    fields = [pa.field("v", pa.int32())]
+    fields: list[pa.Field] = [pa.field("v", pa.int32())]
+    types: dict[str, pa.DataType] = {"s": pa.string(), "i": pa.int64(), "b": pa.bool_(), "n": pa.int32()}
     for c, t in (("id", "s"), ("ts", "s"), ("event", "s"), ("channel", "s"), ("chat_id", "s"), ("account", "s"),
                  ("direction", "s"), ("update_type", "s"), ("update_id", "i"), ("duplicate", "b"),
                  ("message_id", "i"), ("from", "s"), ("text", "s"), ("method", "s"), ("payload", "s"),
                  ("outcome", "s"), ("dlp", "s"), ("raw", "s"), ("prev", "s"), ("file", "s"), ("line", "n"), ("extra", "s")):
-        fields.append(pa.field(c, {"s": pa.string(), "i": pa.int64(), "b": pa.bool_(), "n": pa.int32()}[t]))
+        fields.append(pa.field(c, types[t]))
     return pa.schema(fields)
 
 

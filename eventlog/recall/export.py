@@ -44,7 +44,7 @@ def export(root: Path, chat: str, since: datetime | None, until: datetime | None
         n = 0
         while rows := cur.fetchmany(4096):
             for r in rows:
-                m = dict(zip(names, r))
+                m = dict(zip(names, r, strict=True))
                 ev = {**m, "from": _json(m["from"]), "raw": _json(m["raw"])}
                 text = render.body(ev).replace("\n", "  \n  ")
                 who = render.who(ev)

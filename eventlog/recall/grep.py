@@ -22,13 +22,14 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from datetime import date
+from typing import Any, Callable, Generator, Iterable, Iterator
 
 import orjson
 
 from ..store.layout import RAW, log_files
 from .textmatch import (DEFAULT_FUZZY_SCORE, ODD_UPPER, GrepError, GrepQuery, Matcher, RegexGuard,  # noqa: F401
-                        fold_class, json_escape, prefilter_regex, required_literal)
+                        day_bounds, fold_class, json_escape, prefilter_regex, required_literal)
 from ..store.render import MESSAGE_EVENTS, sent_by  # noqa: F401 (MESSAGE_EVENTS: grep's public name)
 from .when import utc_days
 
@@ -83,10 +84,10 @@ def _rg_candidates(root: Path, regex: str, paths: list[str]) -> Iterator[tuple[s
                     offset, _, line = rest.partition(b":")
                     path = path_b.decode("utf-8", "surrogateescape")
                     line = line[:-1] if line.endswith(b"\n") else line
-                    size = sizes.get(path)
-                    if size is None:
-                        size = sizes[path] = os.stat(path).st_size
-                    if int(offset) + len(line) >= size:
+                    fsize = sizes.get(path)
+                    if fsize is None:
+                        fsize = sizes[path] = os.stat(path).st_size
+                    if int(offset) + len(line) >= fsize:
                         continue  # no newline after it: a torn tail, not an event (grep and -c agree)
                     yield path, int(num), line
             finally:
@@ -208,7 +209,7 @@ def limit_per_chat(hits: Iterable[Hit], m: int | None) -> Iterator[Hit]:
         yield h
 
 
-def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> Iterator[Hit]:
+def search(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> Generator[Hit, None, None]:
     """Every matching message in (file, line) order — file order is chat, then day.
 
     Only (line number, spans) per match is held while rg runs — not the lines, so a pattern matching every one of a
@@ -299,23 +300,23 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery, after: i
 
 
 def newest(root: Path, text: str, *, fuzzy: bool = False, chats: tuple[str, ...] | None = None,
-           since: Any = None, until: Any = None, direction: str | None = None, limit: int = 10
+           since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10
            ) -> list[dict[str, Any]]:
     """The `limit` newest messages containing all of `text`'s words (case-insensitive), or with every word matched by
     a similar word (`fuzzy`: rapidfuzz ratio ≥ 80) — `eventlog search --mode text|fuzzy`, which has no relevance. The
-    search package takes this as its text scan (search → recall is not an arrow; the CLI hands it over)."""
+    search package takes this as its text scan (search → recall is not an arrow; the CLI hands it over). since and
+    until are UTC days (until inclusive), as the search index counts them."""
     import heapq
 
+    lo, hi = day_bounds(since, until)
     words = text.split()
     if not fuzzy:
         pattern = max(words, key=len)
-        gq = GrepQuery(pattern, mode="literal", ignore_case=True, chats=chats, since=since, until=until,
-                       direction=direction)
+        gq = GrepQuery(pattern, mode="literal", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction)
         rest = [w.casefold() for w in words if w != pattern]
         events: Iterable[dict[str, Any]] = (h.event for h in search(root, gq)
                                             if all(w in h.event["text"].casefold() for w in rest))
     else:
-        gq = GrepQuery(text, mode="fuzzy", ignore_case=True, chats=chats, since=since, until=until,
-                       direction=direction)
+        gq = GrepQuery(text, mode="fuzzy", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction)
         events = (h.event for h in search(root, gq))
     return heapq.nlargest(limit, events, key=lambda ev: str(ev.get("ts")))  # memory: `limit` events, not all hits

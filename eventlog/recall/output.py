@@ -132,7 +132,7 @@ def write_result(cur: Any, fmt: str, out: Any, max_table_rows: int = TABLE_MAX_R
             buf = bytearray()
             for r in chunk:
                 obj = {}
-                for i, (n, v) in enumerate(zip(names, r)):
+                for i, (n, v) in enumerate(zip(names, r, strict=True)):
                     obj[n] = orjson.loads(v) if i in json_cols and isinstance(v, str) else _cell(v)
                 buf += orjson.dumps(obj) + b"\n"
             out.write(bytes(buf))
@@ -150,11 +150,12 @@ def write_result(cur: Any, fmt: str, out: Any, max_table_rows: int = TABLE_MAX_R
         rows += len(chunk)
     widths = [len(n) for n in names]
     for r in cells:
-        widths = [max(w, len(c)) for w, c in zip(widths, r)]
+        widths = [max(w, len(c)) for w, c in zip(widths, r, strict=True)]
     widths = [min(w, 80) for w in widths]
 
     def fmt_row(vals: list[str]) -> str:
-        return "│ " + " │ ".join((v if len(v) <= w else v[: w - 1] + "…").ljust(w) for v, w in zip(vals, widths)) + " │"
+        cells = ((v if len(v) <= w else v[: w - 1] + "…").ljust(w) for v, w in zip(vals, widths, strict=True))
+        return "│ " + " │ ".join(cells) + " │"
 
     lines = ["┌─" + "─┬─".join("─" * w for w in widths) + "─┐", fmt_row(names),
              "├─" + "─┼─".join("─" * w for w in widths) + "─┤"]

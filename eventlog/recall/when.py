@@ -143,9 +143,9 @@ def _period(text: str, tz: tzinfo, now: datetime | None) -> Period:
     for i, name in enumerate(WEEKDAYS):
         if t in (name, name[:3]):
             return _days(today - timedelta(days=(today.weekday() - i) % 7), 1, tz)
-    m = _REL.fullmatch(t)
-    if m:
-        n, unit = int(m[1]), m[2]
+    rel = _REL.fullmatch(t)
+    if rel:
+        n, unit = int(rel[1]), rel[2]
         delta = {"m": timedelta(minutes=n), "min": timedelta(minutes=n), "h": timedelta(hours=n),
                  "d": timedelta(days=n), "w": timedelta(weeks=n)}[unit]
         return _instant(now - delta)
@@ -154,11 +154,11 @@ def _period(text: str, tz: tzinfo, now: datetime | None) -> Period:
         if y < 1:
             raise BadTime(f"time out of range: {_show(text)}")
         return Period(_local_midnight(date(y, 1, 1), tz), _month(y, 12, tz).end)
-    m = _MONTH.fullmatch(t)
-    if m:
-        if not 1 <= int(m[2]) <= 12 or int(m[1]) < 1:
+    mo = _MONTH.fullmatch(t)
+    if mo:
+        if not 1 <= int(mo[2]) <= 12 or int(mo[1]) < 1:
             raise BadTime(f"not a month: {_show(text)}")
-        return _month(int(m[1]), int(m[2]), tz)
+        return _month(int(mo[1]), int(mo[2]), tz)
     if len(t) == 10 and t[4:5] == "-":
         try:
             return _days(date.fromisoformat(t), 1, tz)
@@ -200,8 +200,3 @@ def iso(t: datetime) -> str:
     t = t.astimezone(timezone.utc)
     return (f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}."
             f"{t.microsecond // 1000:03d}Z")
-
-
-def day_start(day: date) -> datetime:
-    """00:00 UTC of a UTC day (for callers that still think in UTC days)."""
-    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)

@@ -36,6 +36,8 @@ class SearchQuery:
     candidates: int | None = None  # vector modes. None: vector/hybrid the projection first pass with
     #                                rank.default_candidates, rrf exhaustive; N: the first pass with N candidates;
     #                                0: exhaustive (every document's exact int8 cosine; the default before hyb5)
+    packs: bool = True  # False: the day units alone, not a month's pack (the benchmark's "before packs" baseline)
+    threads: int | None = None  # threads for the projection estimates; None: rank.default_threads()
 
 
 @dataclass
@@ -116,8 +118,9 @@ def _ms(d: date) -> int:
 
 def search(root: Path, q: SearchQuery, refresh: bool = True,
            progress: Callable[[int, int, str, int], None] | None = None,
-           text_scan: TextScan | None = None) -> SearchResult:
-    """Rank messages for q. With refresh (the default) stale or missing index days in scope are rebuilt first, so a
+           text_scan: TextScan | None = None, watch_changes: bool = True) -> SearchResult:
+    """Rank messages for q. With refresh (the default) stale or missing index days in scope are rebuilt first (with
+    watch_changes=False, found by stat alone: index.update), so a
     result never comes from a stale index. `text_scan` serves the text and fuzzy modes (see _grep)."""
     validate(q)
     if q.mode in ("text", "fuzzy"):
@@ -133,11 +136,11 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     updated: list[str] = []
     if refresh:
         updated = index.update(root, q.since, q.until, list(q.chats) if q.chats else None,
-                               any_model=mode == "bm25", progress=progress).built
+                               any_model=mode == "bm25", progress=progress, watch_changes=watch_changes).built
     records = store.load_records(root)
     days = sorted(d for d in records
                   if (not q.since or d >= q.since.isoformat()) and (not q.until or d <= q.until.isoformat()))
-    units = pack.units_for(root, records, days)  # a month's valid pack in place of its days (pack.py)
+    units = pack.units_for(root, records, days, q.packs)  # a month's valid pack in place of its days (pack.py)
     qvec = None
     if mode in ("vector", "hybrid", "rrf"):
         qvec = embed.load().encode([q.text], query=True)[0]
@@ -149,15 +152,15 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,
-                              _ms(q.until + timedelta(days=1)) if q.until else None, projs)
+                              _ms(q.until + timedelta(days=1)) if q.until else None, projs, q.threads)
     if qvec is None:
         score, ok = rank.fuse(scored, mode, q.weight)
         best = rank.top(score, ok, scored, q.limit)
     else:
         best, score = rank.rank_vectors(scored, units, qvec, mode, q.weight, q.limit, cand)
-    hits = []
+    hits: list[SearchHit] = []
     _, uids, rows = scored.locate(best)
-    for i, u, row in zip(best.tolist(), uids.tolist(), rows.tolist()):
+    for i, u, row in zip(best.tolist(), uids.tolist(), rows.tolist(), strict=True):
         rec, arr = units[u]
         ev = _read_event(root, rec["files"][arr["file"][row]], int(arr["offset"][row]))
         if ev is None:

@@ -143,9 +143,10 @@ def _reuse_vectors(root: Path, day: str, embedder: embed.Embedder, ids: list[byt
         except (FileNotFoundError, store.IndexError_):
             arr = {}
         if "vec" in arr and "thash" in arr:
-            old = {(i, int(h)): r for r, (i, h) in enumerate(zip(arr["id"].tolist(), arr["thash"].tolist()))}
+            pairs = zip(arr["id"].tolist(), arr["thash"].tolist(), strict=True)
+            old = {(i, int(h)): r for r, (i, h) in enumerate(pairs)}
     todo = []
-    for row, (i, t) in enumerate(zip(ids, texts)):
+    for row, (i, t) in enumerate(zip(ids, texts, strict=True)):
         r = old.get((i, _text_hash(t)))
         if r is None:
             todo.append(row)
@@ -186,8 +187,8 @@ def build_days(root: Path, days: list[str], files: dict[str, list[Src]], model: 
         it = iter(days)
         try:
             while True:
-                while len(pending) < 2 * jobs and (d := next(it, None)) is not None:  # a short queue: stops fast
-                    pending.add(ex.submit(_build_one, root, d, files[d], model))
+                while len(pending) < 2 * jobs and (day := next(it, None)) is not None:  # a short queue: stops fast
+                    pending.add(ex.submit(_build_one, root, day, files[day], model))
                 if not pending:
                     return
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)

@@ -148,8 +148,8 @@ def scan(root: Path, since: date | None, until: date | None, records: dict[str, 
         _DIRS[mdir] = (mtime, days)
     prefix = raw + "/"
     for mdir in [m for m in _DIRS if m.startswith(prefix) and m not in observed]:  # gone, or outside the month range
-        y, m = int(mdir[-7:-3]), int(mdir[-2:])
-        if (lo and (y, m) < lo) or (hi and (y, m) > hi):
+        ym = int(mdir[-7:-3]), int(mdir[-2:])
+        if (lo and ym < lo) or (hi and ym > hi):
             continue
         for d in _DIRS.pop(mdir)[1]:
             day_dirs.get(d, set()).discard(mdir)
@@ -226,24 +226,27 @@ _LOCKS_LOCK = threading.Lock()
 
 def update(root: Path, since: date | None = None, until: date | None = None, chats: list[str] | None = None,
            rebuild: bool = False, vectors: bool = True, check_only: bool = False, any_model: bool = False,
-           progress: Callable[[int, int, str, int], None] | None = None, jobs: int = 1) -> Progress:
+           progress: Callable[[int, int, str, int], None] | None = None, jobs: int = 1,
+           watch_changes: bool = True) -> Progress:
     """Bring every day unit in scope up to date (or, check_only, just list the stale days in `built`). A unit holds
     all chats, so `chats` does not narrow what is checked. Units are built with vectors when `vectors` and the model is
     installed; with `any_model` a fresh unit built without vectors (or with another model) is accepted as it is.
     `jobs` > 1 builds days in that many worker processes (each loads the model once). Days are published one by one
     (atomically), newest first, so an interrupted build keeps every finished day and loses at most the ones in
     progress; the next run continues with the rest. One update of a root at a time per process (threads wait): the
-    per-process freshness state it reads and marks stays consistent."""
+    per-process freshness state it reads and marks stays consistent. watch_changes=False: no inotify watch is set up,
+    every refresh uses the stat-based check (watch.py; the benchmark's baseline)."""
     with _LOCKS_LOCK:
         lock = _LOCKS.setdefault(str(root), threading.RLock())
     with lock:
-        return _update(root, since, until, rebuild, vectors, check_only, any_model, progress, jobs)
+        return _update(root, since, until, rebuild, vectors, check_only, any_model, progress, jobs, watch_changes)
 
 
 def _update(root: Path, since: date | None, until: date | None, rebuild: bool, vectors: bool, check_only: bool,
-            any_model: bool, progress: Callable[[int, int, str, int], None] | None, jobs: int) -> Progress:
+            any_model: bool, progress: Callable[[int, int, str, int], None] | None, jobs: int,
+            watch_changes: bool) -> Progress:
     model = model_name(vectors)
-    watch.get(root)  # counts this refresh: a root refreshed again in this process gets its watches (watch.py)
+    watch.get(root, watch_changes)  # counts this refresh: a root refreshed again in this process gets its watches (watch.py)
     build.SEEN.clear()  # the cross-day text cache lives for one update (and its workers): a --rebuild embeds anew
     records = store.load_records(root, any_version=True)
     want = None if any_model else model

@@ -27,7 +27,6 @@ from . import project, store
 
 PACK_DIR = "packs"
 MIN_DAYS = 2  # a month with fewer packable days is read as day units
-USE = True  # False: queries read the day units alone (the benchmark's "before packs" baseline)
 _PER_DOC = ("id", "file", "offset", "ts", "dir", "dl", "thash", "vec", "scale")
 
 
@@ -150,17 +149,17 @@ def purge(root: Path, days: set[str]) -> list[str]:
     return sorted(out)
 
 
-def units_for(root: Path, records: dict[str, dict[str, Any]], days: list[str]
+def units_for(root: Path, records: dict[str, dict[str, Any]], days: list[str], packs: bool = True
               ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(record, arrays) for the days in scope: a month's valid pack in place of its packable days, the other days'
-    own units (index.iter_units)."""
+    own units (index.iter_units). packs=False: the day units alone (the benchmark's "before packs" baseline)."""
     from .index import iter_units
 
-    packs = load_records(root) if USE and os.path.isdir(packs_dir(root)) else {}
+    found = load_records(root) if packs and os.path.isdir(packs_dir(root)) else {}
     use: dict[str, dict[str, Any]] = {}
-    if packs:
+    if found:
         for m, members in wanted(records, days).items():
-            p = packs.get(m)
+            p = found.get(m)
             if p is not None and p.get("members") == members:
                 use[m] = p
     out: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -171,7 +170,7 @@ def units_for(root: Path, records: dict[str, dict[str, Any]], days: list[str]
         if p is not None and d in p["members"]:
             continue
         loose.append(d)
-    for m, p in sorted(use.items()):
+    for _m, p in sorted(use.items()):
         try:
             out.append((p, store.open_cached(pdir / p["data"])))
         except (FileNotFoundError, store.IndexError_):  # replaced or removed meanwhile: its days' own units

@@ -16,7 +16,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -35,8 +35,12 @@ CEIL = 256  # hybrid/rrf: the best by estimated cosine, rescored for the top of 
 # The projection estimates (the largest part of a first-pass query) run on two threads when the machine has two CPUs
 # for this process and enough rows are in scope: numpy's int8 → float32 copy and the product release the GIL, each
 # thread writes its own units' slices of one array, so the scores are the same bit for bit (tests/test_search_rank.py).
-# Wall time drops, CPU time does not (docs/search.md measures both); THREADS = 1 turns it off.
-THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+# Wall time drops, CPU time does not (docs/search.md measures both); threads=1 (SearchQuery.threads) turns it off.
+def default_threads() -> int:
+    """Threads for the projection estimates: two where this process may run on two CPUs, else one."""
+    return min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
 PARALLEL_MIN = 200_000  # rows of projection estimates below which one thread does them all
 _POOL: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, the pool): a forked child makes its own
 _POOL_LOCK = threading.Lock()
@@ -50,15 +54,16 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL[1]
 
 
-def _estimates(jobs: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]], qvec: np.ndarray) -> None:
-    """estimate() of each (projection, rows, out) job into its `out`; with THREADS > 1 and enough rows, half of the
+def _estimates(jobs: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]], qvec: np.ndarray,
+               threads: int) -> None:
+    """estimate() of each (projection, rows, out) job into its `out`; with threads > 1 and enough rows, half of the
     rows (whole units, in order) on a pool thread while this thread does the rest."""
     def run(part: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]]) -> None:
         for proj, rows, out in part:
             estimate(proj, qvec, rows, out)
 
     total = sum(len(out) for _, _, out in jobs)
-    if THREADS < 2 or total < PARALLEL_MIN or len(jobs) < 2:
+    if threads < 2 or total < PARALLEL_MIN or len(jobs) < 2:
         run(jobs)
     else:
         acc, cut = 0, len(jobs) - 1
@@ -90,7 +95,7 @@ class Scored:
     exact: np.ndarray | None  # where vec is the exact int8 cosine (else the projection's estimate)
     starts: np.ndarray  # first position of each kept unit, and the end (len(kept) + 1)
     uids: np.ndarray  # the unit index (in `units`) of each kept unit
-    rows: list[np.ndarray | None]  # each kept unit's rows in scope, ascending (None: all of them)
+    rows: Sequence[np.ndarray | None]  # each kept unit's rows in scope, ascending (None: all of them)
     tss: list[np.ndarray]  # each kept unit's whole `ts` array
     vrange: tuple[float, float] | None = None  # (min, max) of vec when known without a pass (rank_vectors)
     _bmr: tuple[float, float] | None = None
@@ -134,7 +139,8 @@ def _empty() -> Scored:
 
 def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text: str, chats: set[str] | None,
                 direction: int | None, qvec: np.ndarray | None, since_ms: int | None = None,
-                until_ms: int | None = None, projs: list[dict[str, Any] | None] | None = None) -> Scored:
+                until_ms: int | None = None, projs: list[dict[str, Any] | None] | None = None,
+                threads: int | None = None) -> Scored:
     """BM25 (and, with qvec, cosine) of the documents in scope. Without qvec only documents holding a query term are
     returned (every other BM25 score is 0); with it, every document in scope. With `projs` (one per unit, None where a
     unit has none), a unit's cosines are the projection's estimates (project.py; `exact` False), else exact int8."""
@@ -164,7 +170,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         unit_posts = []
         if len(terms):
             at = np.searchsorted(terms, q_terms)
-            for j, (t, i) in enumerate(zip(q_terms.tolist(), at.tolist())):
+            for j, (t, i) in enumerate(zip(q_terms.tolist(), at.tolist(), strict=True)):
                 if i < len(terms) and terms[i] == t:
                     lo, hi = int(tptr[i]), int(tptr[i + 1])
                     docs = arr["pdoc"][lo:hi]
@@ -181,7 +187,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         return _bm25_only(units, masks, posts, idf, avgdl)
     # every document in scope, unit after unit: positions off .. off + n, written in place into one array each
     kept = []
-    for ui, ((rec, arr), mask) in enumerate(zip(units, masks)):
+    for ui, ((rec, _arr), mask) in enumerate(zip(units, masks, strict=True)):
         rows = None if mask is None else np.flatnonzero(mask)
         n = rec["docs"] if rows is None else len(rows)
         if n:
@@ -195,7 +201,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
     exact = np.empty(off, bool)
     at_l, tf_l, dl_l, j_l = [], [], [], []
     jobs: list[tuple[dict[str, Any], np.ndarray | None, np.ndarray]] = []
-    for (ui, rows, n), lo in zip(kept, starts.tolist()):
+    for (ui, rows, n), lo in zip(kept, starts.tolist(), strict=False):
         (rec, arr), mask = units[ui], masks[ui]
         where = None if mask is None else np.cumsum(mask) - 1  # document → its position among `rows`
         dl = arr["dl"]
@@ -216,7 +222,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         else:
             out.fill(np.nan)
             exact[lo:lo + n] = True
-    _estimates(jobs, qvec)
+    _estimates(jobs, qvec, default_threads() if threads is None else threads)
     bm = np.zeros(off, np.float32)
     if at_l:
         tf = np.concatenate(tf_l).astype(np.float32)
@@ -231,7 +237,7 @@ def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks:
                posts: list[list[tuple[int, np.ndarray, np.ndarray]]], idf: np.ndarray, avgdl: float) -> Scored:
     """BM25 alone: the documents holding a query term (every other score is 0)."""
     out_b, uids, rows_l, tss = [], [], [], []
-    for ui, ((rec, arr), unit_posts) in enumerate(zip(units, posts)):
+    for ui, ((_rec, arr), unit_posts) in enumerate(zip(units, posts, strict=True)):
         if not unit_posts:
             continue
         rows = np.unique(np.concatenate([docs for _, docs, _ in unit_posts]))
@@ -266,7 +272,7 @@ def rescore(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]]
     idx, uid, row = idx[order], uid[order], row[order]
     bounds = np.flatnonzero(np.diff(uid)) + 1
     first = uid[np.concatenate(([0], bounds))].tolist()
-    for u, part, rows in zip(first, np.split(idx, bounds), np.split(row, bounds)):
+    for u, part, rows in zip(first, np.split(idx, bounds), np.split(row, bounds), strict=True):
         arr = units[u][1]
         if "vec" not in arr:
             continue
@@ -288,13 +294,13 @@ def rank_vectors(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarr
         return top(score, ok, s, k), score
     nan_free = s.vec_nan_free
     has = None if nan_free else ~np.isnan(s.vec)
-    by_vec = s.vec if nan_free else np.where(has, s.vec, -np.inf)
+    by_vec = s.vec if has is None else np.where(has, s.vec, -np.inf)
     # by estimated cosine: the candidates themselves (vector), or only enough to pin the top of the min-max range
-    seeds = [_best(by_vec, candidates if mode == "vector" else min(candidates, CEIL)),
+    picks = [_best(by_vec, candidates if mode == "vector" else min(candidates, CEIL)),
              _best(-by_vec, FLOOR)]
     if mode != "vector":
-        seeds.append(_best(fuse(s, mode, weight)[0], candidates))
-    seeds = np.unique(np.concatenate(seeds))
+        picks.append(_best(fuse(s, mode, weight)[0], candidates))
+    seeds = np.unique(np.concatenate(picks))
     some_exact = bool(s.exact.any())  # units scored exactly from the start (no projection)
     rescore(s, units, qvec, seeds)
     exact_vals = s.vec[s.exact] if some_exact else s.vec[seeds[s.exact[seeds]]]

@@ -13,7 +13,6 @@ import mmap
 import os
 import secrets
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,18 +63,7 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
     return head + b"".join(blobs)
 
 
-@dataclass
-class UnitData:
-    """The arrays of one published unit, memory-mapped read-only."""
-
-    record: dict[str, Any]
-    arrays: dict[str, np.ndarray]
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.arrays[name]
-
-
-def open_data(path: Path) -> dict[str, np.ndarray]:
+def open_data(path: str | Path) -> dict[str, np.ndarray]:
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
@@ -124,7 +112,7 @@ def read_rows(arrays: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray
     fd = os.open(arrays["_path"], os.O_RDONLY)
     try:
         pread = os.pread
-        buf = b"".join([pread(fd, n, o) for n, o in zip(lens.tolist(), offs.tolist())])
+        buf = b"".join([pread(fd, n, o) for n, o in zip(lens.tolist(), offs.tolist(), strict=True)])
     finally:
         os.close(fd)
     if len(buf) != len(r) * width:
@@ -154,7 +142,7 @@ _OPEN: dict[str, dict[str, Any]] = {}
 _OPEN_MAX = 4096
 
 
-def open_cached(path: Path, ident: Any = None) -> dict[str, Any]:
+def open_cached(path: str | Path, ident: Any = None) -> dict[str, Any]:
     """open_data, kept open per process: a data file never changes under its name (a rebuild writes a new name). A
     file that may be replaced under its name (a projection) passes its `ident` (e.g. inode and size)."""
     key = str(path)

@@ -25,7 +25,6 @@ import time
 from collections import OrderedDict
 from typing import Any, Hashable
 
-ENABLED = True  # False: every query uses the stat-based check (the benchmark's baseline; the fallback tests)
 START_AT = 2  # the refresh of a root in this process that sets up its watches (1: the first; the CLI does one)
 MAX_ROOTS = 8  # watched roots per process (an inotify instance each; the default per-user limit is 128)
 RETRY_S = 60.0  # after a failure (no watch left, …) a root is tried again after this long
@@ -207,12 +206,13 @@ _FAILED: dict[str, float] = {}
 _LOCK = threading.Lock()
 
 
-def get(root: Any) -> Watch | None:
-    """The watch of `root` for a refresh (counted: the START_AT-th refresh in this process sets it up), or None."""
+def get(root: Any, enabled: bool = True) -> Watch | None:
+    """The watch of `root` for a refresh (counted: the START_AT-th refresh in this process sets it up), or None.
+    enabled=False: none is set up, so the refresh uses the stat-based check (the benchmark's baseline)."""
     key = str(root)
     with _LOCK:
         _USES[key] = _USES.get(key, 0) + 1
-        if not ENABLED or _USES[key] < START_AT:
+        if not enabled or _USES[key] < START_AT:
             return None
         w = _ROOTS.get(key)
         if w is not None and not w.broken and w.pid == os.getpid():
@@ -258,12 +258,3 @@ def _drop(key: str) -> None:
     w = _ROOTS.pop(key, None)
     if w is not None:
         w.close()
-
-
-def reset_all() -> None:
-    """Close every watch and forget every count (tests; after a fork the child's are closed lazily)."""
-    with _LOCK:
-        for key in list(_ROOTS):
-            _drop(key)
-        _USES.clear()
-        _FAILED.clear()

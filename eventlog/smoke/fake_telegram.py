@@ -205,7 +205,7 @@ class FakeTelegram:
 
     def send_dm(self, text: str, *, user_id: int, first_name: str = "Tester") -> dict[str, Any]:
         """Inject a private text message; returns the whole update (with its ``update_id``)."""
-        upd = {"message": self.message(text, user_id=user_id, first_name=first_name)}
+        upd: dict[str, Any] = {"message": self.message(text, user_id=user_id, first_name=first_name)}
         upd["update_id"] = self.inject(upd)
         return upd
 
@@ -216,14 +216,14 @@ class FakeTelegram:
         if mention_bot:
             text = f"@{BOT_USERNAME} {text}"
             entities = [{"type": "mention", "offset": 0, "length": len(BOT_USERNAME) + 1}]
-        upd = {"message": self.message(text, user_id=user_id, chat_id=chat_id, chat_title=title, entities=entities)}
+        upd: dict[str, Any] = {"message": self.message(text, user_id=user_id, chat_id=chat_id, chat_title=title, entities=entities)}
         upd["update_id"] = self.inject(upd)
         return upd
 
     def send_edit(self, original: dict[str, Any], new_text: str) -> dict[str, Any]:
         """Inject an ``edited_message`` for a message injected earlier (pass its Message object)."""
         msg = dict(original, text=new_text, edit_date=int(time.time()))
-        upd = {"edited_message": msg}
+        upd: dict[str, Any] = {"edited_message": msg}
         upd["update_id"] = self.inject(upd)
         return upd
 
@@ -235,7 +235,7 @@ class FakeTelegram:
                        "date": int(time.time()), "text": "buttons"}
         cq = {"id": str(self.new_message_id() * 7919), "from": self.user(user_id, username=f"user{user_id}"),
               "message": message, "chat_instance": f"ci{user_id}", "data": data}
-        upd = {"callback_query": cq}
+        upd: dict[str, Any] = {"callback_query": cq}
         upd["update_id"] = self.inject(upd)
         return upd
 
@@ -244,7 +244,7 @@ class FakeTelegram:
         chat = {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"}
         mr = {"chat": chat, "message_id": message_id, "user": self.user(user_id, username=f"user{user_id}"),
               "date": int(time.time()), "old_reaction": [], "new_reaction": [{"type": "emoji", "emoji": emoji}]}
-        upd = {"message_reaction": mr}
+        upd: dict[str, Any] = {"message_reaction": mr}
         upd["update_id"] = self.inject(upd)
         return upd
 
@@ -334,7 +334,7 @@ class FakeTelegram:
     def _drop_unwanted(self) -> None:
         """Telegram never delivers update types the bot did not ask for (``allowed_updates``; by default everything
         but chat_member, message_reaction, message_reaction_count): such injected updates go to ``undelivered``."""
-        keep = []
+        keep: list[dict[str, Any]] = []
         for u in self._updates:
             kind = next((k for k in u if k != "update_id"), "")
             wanted = kind in self._allowed if self._allowed is not None else kind not in _NOT_BY_DEFAULT
@@ -456,11 +456,12 @@ def parse_body(content_type: str, raw: bytes, query: str) -> Any:
     if ctype == "multipart/form-data" and raw:
         msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
             b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + raw)
-        fields: list[tuple[str, Any]] = []
+        fields: list[tuple[Any, Any]] = []  # (field name, value); a part without a name keeps None, as parsed
         for part in msg.iter_parts():
             name = part.get_param("name", header="content-disposition")
             filename = part.get_filename()
             payload = part.get_payload(decode=True) or b""
+            assert isinstance(payload, bytes)  # decode=True on a leaf part: its bytes
             if filename is not None:
                 fields.append((name, {"filename": filename, "size": len(payload)}))
             else:

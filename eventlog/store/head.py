@@ -148,11 +148,6 @@ def checkpoint(log: "EventLog") -> str | None:
     return hashes[-1] if hashes else None
 
 
-def current_head(root: Path) -> str | None:
-    """The head as of the last checkpoint, without writing one."""
-    return (read_checkpoints(root)[1] or [None])[-1]
-
-
 def verify_head(root: Path, head: str) -> list[Problem]:
     """Everything that keeps the log from extending `head` (empty: it does)."""
     head = head.strip().lower()

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..errors import EventlogError
 from .schema import CHANNEL_RE, CHAT_ID_RE
@@ -18,7 +18,7 @@ DEFAULT_CHANNEL = "telegram"
 RAW = "raw"
 
 
-def resolve_root(root: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Path:
+def resolve_root(root: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Path:
     """--root, else $EVENTLOG_ROOT, else $OPENCLAW_STATE_DIR/eventlog, else ~/.openclaw/eventlog."""
     env = os.environ if env is None else env
     if root:
@@ -31,7 +31,7 @@ def resolve_root(root: str | os.PathLike[str] | None = None, env: dict[str, str]
     return Path(home, ".openclaw", "eventlog").absolute()
 
 
-def root_source(root: str | None = None, env: dict[str, str] | None = None) -> str:
+def root_source(root: str | None = None, env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     if root:
         return "--root"

@@ -196,18 +196,6 @@ def prepare(event: Any) -> dict[str, Any]:
     return out
 
 
-def encode_with_prev(event: dict[str, Any], prev: str) -> bytes:
-    """Encode a prepared event with its chain field; raises BadEvent for unencodable values or oversize lines."""
-    event["prev"] = prev
-    try:
-        line = encode(event)
-    except (TypeError, orjson.JSONEncodeError) as exc:
-        raise BadEvent(f"event cannot be encoded: {exc}") from None
-    if len(line) > MAX_LINE:
-        raise BadEvent(f"event is {len(line)} bytes; the limit is {MAX_LINE}")
-    return line
-
-
 _C_OPEN, _C_CLOSE = b'{"c":"', b'"}'
 _Fragment = orjson.Fragment
 
@@ -249,7 +237,7 @@ def parse_line(line: bytes) -> dict[str, Any]:
     if len(line) > MAX_LINE:
         raise BadEvent(f"line is {len(line)} bytes; the limit is {MAX_LINE}")
     try:
-        obj = orjson.loads(line)
+        obj: dict[str, Any] = orjson.loads(line)  # callers check it is an object
     except orjson.JSONDecodeError as exc:
         try:
             line.decode("utf-8")
@@ -272,8 +260,3 @@ def parse_line(line: bytes) -> dict[str, Any]:
 
 
 _LONG_DIGITS = re.compile(rb"[0-9]{20}")  # 2**64 has 20 digits: shorter integers always fit
-
-
-def utc_date(ts: str) -> tuple[str, str, str]:
-    """(yyyy, mm, dd) of a normalised ts."""
-    return ts[0:4], ts[5:7], ts[8:10]

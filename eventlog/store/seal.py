@@ -27,7 +27,7 @@ def _now_ts() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-def seal_record(rel: str, lines: int, size: int, last: str) -> dict[str, Any]:
+def seal_record(rel: str, lines: int, size: int, last: str | None) -> dict[str, Any]:
     channel, chat, _ = parse_relpath(rel)  # type: ignore[misc]
     return {
         "event": "seal:file", "channel": channel, "chat_id": chat, "ts": _now_ts(),
@@ -175,7 +175,7 @@ def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
             if current and current["lines"] == lines and current["bytes"] == size and current["last"] == last:
                 out.append((rel, "already sealed"))
                 continue
-            log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])  # type: ignore[arg-type]
+            log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])
             out.append((rel, "sealed"))
     if any(outcome == "sealed" for _, outcome in out):
         log.sealed()  # every seal moves the head (docs/log-format.md, Head)

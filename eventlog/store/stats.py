@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from ..errors import EventlogError
 from .layout import log_files
@@ -21,13 +21,13 @@ def _count_lines(path: Path) -> tuple[int, int]:
 
 
 def stats(root: Path, by: str = "chat", chat: str | None = None, since: date | None = None,
-          until: date | None = None) -> Iterator[dict]:
+          until: date | None = None) -> Iterator[dict[str, Any]]:
     """Rows {channel, [chat_id], [day], files, events, bytes}, sorted; `by` = channel | chat | day."""
     if by not in BY:
         raise EventlogError(f"--by must be one of {', '.join(BY)}")
-    groups: dict[tuple, dict] = {}
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
     for lf in log_files(root, chat, since, until):
-        key: tuple = (lf.channel,)
+        key: tuple[Any, ...] = (lf.channel,)
         row = {"channel": lf.channel}
         if by in ("chat", "day"):
             key += (lf.chat_id,)

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import orjson
 
@@ -47,7 +47,7 @@ def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
     def torn(p: Problem) -> None:
         emit(p, False)
 
-    objs: list[dict | None] = []
+    objs: list[dict[str, Any] | None] = []
     ends: list[int] = []
     for n, line in iter_lines(path, rel, torn):
         size += len(line) + 1
@@ -102,7 +102,7 @@ def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
     return hashes, ends
 
 
-def schema_has_plain_content(obj: dict) -> bool:
+def schema_has_plain_content(obj: dict[str, Any]) -> bool:
     from .commitment import has_content
 
     return has_content(obj) and not is_erased(obj)
@@ -150,7 +150,7 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
     for rel, path in _seal_files(root, seal_scope):
         report.files += 1
         report.lines += len(_verify_chain(path, rel, record, None)[0])
-        latest: dict[str, dict] = {}
+        latest: dict[str, dict[str, Any]] = {}
         bad: list[tuple[int, str]] = []
         for rec in read_seal_records(path, bad):
             latest[rec["file"]] = rec
@@ -183,7 +183,7 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
     return report
 
 
-def _check_seal(frel: str, rec: dict, got: tuple[list[str], list[int]], mig: dict | None,
+def _check_seal(frel: str, rec: dict[str, Any], got: tuple[list[str], list[int]], mig: dict[str, Any] | None,
                 record: Callable[[Problem, bool], None]) -> None:
     """A day file against its latest seal: line `lines` must have chain hash `last`. The byte count is checked too,
     but a mismatch with matching hashes is only a warning (an erasure stopped before resealing)."""
@@ -207,7 +207,7 @@ def _check_seal(frel: str, rec: dict, got: tuple[list[str], list[int]], mig: dic
                                         "`eventlog seal` reseals)"), False)
 
 
-def _migrated(root: Path) -> dict[str, dict]:
+def _migrated(root: Path) -> dict[str, dict[str, Any]]:
     """file → its latest migration record (eventlog/store/migrate.py writes them before replacing a file)."""
     from .migrate import latest_records
 

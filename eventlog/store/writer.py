@@ -238,7 +238,7 @@ class EventLog:
             sealed = self._sealed_record(rel) if rel.startswith("raw/") and not created else None
             if sealed is not None:
                 sealed = {**sealed, "lines": sealed["lines"] + self._check_against_seal(fd, rel, sealed)}
-            lines = []
+            lines: list[bytes] = []
             put, join, sha256, nl = lines.append, b"".join, hashlib.sha256, b"\n"
             for prepared, (la, lb, fa, fb) in extra + items:
                 pb = prev.encode()
@@ -263,7 +263,9 @@ class EventLog:
                 from .seal import seal_record
 
                 record = seal_record(rel, sealed["lines"] + len(lines), st.st_size, prev)
-                self.append_stream(seal_relpath(*parse_relpath(rel)[:2]), [record])
+                parsed = parse_relpath(rel)
+                assert parsed is not None  # only raw/ day files have a seal looked up
+                self.append_stream(seal_relpath(parsed[0], parsed[1]), [record])
                 self.sealed()
         except BaseException as exc:
             self._tails.pop(rel, None)

@@ -8,12 +8,14 @@ other's traffic. A missing Node 26 / openclaw install is a test failure naming t
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 
-from eventlog.smoke.harness import Gateway, HarnessError, check_install
+from eventlog.smoke.harness import Gateway, HarnessError, check_install, clone_openclaw
 
 
 @pytest.fixture(scope="session")
@@ -53,3 +55,23 @@ def gateway_factory(tmp_path_factory: pytest.TempPathFactory,
 def gateway(gateway_factory: Callable[..., Gateway]) -> Gateway:
     """One unpatched gateway (default streaming) shared by the session."""
     return gateway_factory("baseline")
+
+
+# A patched copy of the install and its gateways, per test module (test_tap.py and the test_tap_*.py that share them).
+@pytest.fixture(scope="module")
+def patched_dir(tmp_path_factory: pytest.TempPathFactory, openclaw_install: tuple[Path, Path]) -> Path:
+    pkg = clone_openclaw(tmp_path_factory.mktemp("openclaw-patched"), openclaw_install[1])
+    r = subprocess.run([sys.executable, "-m", "eventlog", "patch", "apply", "--openclaw", str(pkg), "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return pkg
+
+
+@pytest.fixture(scope="module")
+def patched(gateway_factory: Callable[..., Gateway], patched_dir: Path) -> Gateway:
+    return gateway_factory("patched", openclaw_dir=patched_dir)
+
+
+@pytest.fixture(scope="module")
+def patched_stream(gateway_factory: Callable[..., Gateway], patched_dir: Path) -> Gateway:
+    return gateway_factory("patched-stream", openclaw_dir=patched_dir, streaming="partial")

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import orjson
 import pytest
 
-from eventlog.smoke.harness import Gateway, clone_openclaw
+from eventlog.smoke.harness import Gateway
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO / "tests") not in sys.path:
@@ -82,25 +82,6 @@ def ts_seconds(ts: str) -> float:
 
 def all_bytes(root: Path) -> str:
     return "\n".join(p.read_bytes().decode("latin-1") for p in root.rglob("*") if p.is_file())
-
-
-@pytest.fixture(scope="module")
-def patched_dir(tmp_path_factory: pytest.TempPathFactory, openclaw_install: tuple[Path, Path]) -> Path:
-    pkg = clone_openclaw(tmp_path_factory.mktemp("openclaw-patched"), openclaw_install[1])
-    r = subprocess.run([sys.executable, "-m", "eventlog", "patch", "apply", "--openclaw", str(pkg), "--json"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return pkg
-
-
-@pytest.fixture(scope="module")
-def patched(gateway_factory: Callable[..., Gateway], patched_dir: Path) -> Gateway:
-    return gateway_factory("patched", openclaw_dir=patched_dir)
-
-
-@pytest.fixture(scope="module")
-def patched_stream(gateway_factory: Callable[..., Gateway], patched_dir: Path) -> Gateway:
-    return gateway_factory("patched-stream", openclaw_dir=patched_dir, streaming="partial")
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from eventlog.dlp.fold import fold_text
 from eventlog.smoke.harness import Gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_tap import leaked, patched, patched_dir, patched_stream, sent_record, wait_events  # noqa: E402,F401
+from test_tap import leaked, sent_record, wait_events  # noqa: E402,F401
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ import secrets
 
 import pytest
 
-from test_tap import ALNUM, all_bytes, chat_texts, leaked, patched, patched_dir, patched_stream, wait_events  # noqa: F401
+from test_tap import ALNUM, all_bytes, chat_texts, leaked, wait_events  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 

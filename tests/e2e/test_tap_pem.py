@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from test_tap import all_bytes, chat_texts, leaked, patched_dir, patched_stream, sent_record, wait_events  # noqa: F401
+from test_tap import all_bytes, chat_texts, leaked, sent_record, wait_events  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +39,7 @@ def test_pem_with_escaped_newlines_streamed_over_previews(patched_stream: Any) -
     # previews end inside the header, right after it, inside the body (after an escape, mid-line) and in the END line
     cuts = [start - 8, start + 15, start + 27, start + 29, start + 400, start + 401, start + 1000, end + 10,
             end + len("-----END PRIVATE KEY-----"), len(text)]
-    chunks = [text[a:b] for a, b in zip([0, *cuts], cuts)]
+    chunks = [text[a:b] for a, b in zip([0, *cuts], cuts, strict=False)]
     g.llm.script(text, chunks=chunks, delay=1.2, when=marker)
     tg_mark = g.telegram.mark()
     g.send_dm(f"send me the key {marker}", user)

@@ -11,7 +11,7 @@ import secrets
 import pytest
 
 from eventlog.smoke.harness import Gateway
-from test_tap import all_bytes, chat_texts, patched_dir, patched_stream, sent_record, wait_events  # noqa: F401
+from test_tap import all_bytes, chat_texts, sent_record, wait_events  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 

@@ -21,9 +21,9 @@ import orjson
 import pytest
 
 from eventlog import toolchain
-from eventlog.patchset.events import iter_system_events
 from eventlog.store.reader import iter_lines
 from eventlog.smoke.harness import Gateway
+from patchset_util import system_events
 
 pytestmark = pytest.mark.e2e
 
@@ -113,7 +113,7 @@ def test_update_under_guard_keeps_the_tap(tmp_path: Path) -> None:
         assert sent and all(key not in orjson.dumps(e).decode() for e in sent)
         assert any((e.get("dlp") or {}).get("action") in ("redact", "block") and e["dlp"].get("rules") for e in sent), sent
 
-        system = list(iter_system_events(g.eventlog_root, newest_first=False))
+        system = system_events(g.eventlog_root)
         starts = [e for e in system if e["event"] == "tap:start"]
         assert [e["openclaw_version"] for e in starts] == [prev, pinned]
         assert all(e["rules_sha256"] and e["pid"] and e["tap_version"] and e["manifest_sha256"] for e in starts)

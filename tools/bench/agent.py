@@ -19,7 +19,6 @@ afterwards when the corpus had none.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess

@@ -64,6 +64,6 @@ def median_of(fn, repeat: int = 3) -> tuple[float, float, str]:
 
 def table(rows: list[dict], cols: list[str]) -> str:
     widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths))]
-    lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(cols, widths)) for r in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
+    lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(cols, widths, strict=True)) for r in rows]
     return "\n".join(lines)

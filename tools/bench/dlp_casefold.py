@@ -99,8 +99,8 @@ def main(argv: list[str]) -> int:
           f"avg {avg:.0f} bytes; base = {a.base}; load {os.getloadavg()[0]:.1f})")
     for name, r in res.items():
         b, n = median(r["base"]), median(r["new"])
-        ratio = median([y / x for x, y in zip(r["base"], r["new"])])  # per round: they ran back to back
-        aa_ratio = median([y / x for x, y in zip(r["base"], r["aa"])])
+        ratio = median([y / x for x, y in zip(r["base"], r["new"], strict=True)])  # per round: they ran back to back
+        aa_ratio = median([y / x for x, y in zip(r["base"], r["aa"], strict=True)])
         goal = f"  goal <= {GOAL:.2f}" if name == "plain" else ""
         print(f"  {name:<9} base {b:8.1f}  new {n:8.1f}  ratio new/base {ratio:.3f} (A/A {aa_ratio:.3f}){goal}")
     return 0

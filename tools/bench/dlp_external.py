@@ -128,7 +128,7 @@ def score(msgs: list[dict], hits: list, tier: str | None = None, families: set[s
     """Precision/recall over the messages of `families` (None: all) and `variant` (None: both); a hit is any finding,
     or a finding of `tier` ("confirmed")."""
     fam: dict[str, dict[str, int]] = defaultdict(lambda: {"pos": 0, "tp": 0, "neg": 0, "fp": 0})
-    for m, h in zip(msgs, hits):
+    for m, h in zip(msgs, hits, strict=True):
         if (families is not None and m["family"] not in families) or (variant and m.get("variant") != variant):
             continue
         row = fam[m["family"]]
@@ -195,7 +195,7 @@ def main(argv: list[str]) -> int:
                            "claimed_families": sorted(claimed), "summary": summary(msgs, hits, claimed)}
     if not a.no_js:
         js = ours_js(msgs, a.rules)
-        res["js_disagreements"] = sum(x != y for x, y in zip(py, js))
+        res["js_disagreements"] = sum(x != y for x, y in zip(py, js, strict=True))
     repos = sorted({m["source"]["repo"] for m in msgs})
     print(f"== external DLP evaluation: {len(msgs)} messages ({res['positives']} positive) from public fixtures "
           f"({', '.join(repos)}; provenance in {Path(a.corpus).name}); {len(claimed)} of "
@@ -225,7 +225,7 @@ def main(argv: list[str]) -> int:
     if "js_disagreements" in res:
         print(f"JS engine vs Python engine: {res['js_disagreements']} messages disagree")
     if a.misses:
-        for m, h in zip(msgs, py):
+        for m, h in zip(msgs, py, strict=True):
             near_only = h == frozenset({"near_format"})
             if bool(h) != bool(m["label"]) or near_only:
                 # NEAR: a fixture negative that is now a near_format hit (a "wrong length" case); near: a positive

@@ -75,21 +75,19 @@ from pathlib import Path
 from eventlog.recall.grep import newest
 from eventlog.search import SearchQuery, search
 root, modes, queries, reps = Path(sys.argv[1]), sys.argv[2].split(","), json.loads(sys.argv[3]), int(sys.argv[4])
-from eventlog.search import pack, rank
 out = {}
-threads = rank.THREADS
 for mode in modes:
     name, _, opt = mode.partition(":")
-    cand = 0 if "exhaustive" in opt else None  # None: the default (the first pass)
-    pack.USE = "days" not in opt  # ":days": the day units alone, as before month packs
-    rank.THREADS = 1 if "1thread" in opt else threads  # ":1thread": the estimates on one thread (the CPU-bound view)
-    search(root, SearchQuery(queries[0], mode=name, candidates=cand), text_scan=newest)  # warm: imports, model, page cache, caches
+    # ":exhaustive": candidates=0 (None: the default first pass); ":days": the day units alone, as before month packs;
+    # ":1thread": the estimates on one thread (the CPU-bound view; None: the default)
+    kw = dict(mode=name, candidates=0 if "exhaustive" in opt else None, packs="days" not in opt,
+              threads=1 if "1thread" in opt else None)
+    search(root, SearchQuery(queries[0], **kw), text_scan=newest)  # warm: imports, model, page cache, caches
     ts, cpu = [], []
     for _ in range(reps):
         for q in queries:
             t, c = time.perf_counter(), time.process_time()
-            search(root, SearchQuery(q, mode=name, limit=10, candidates=cand), refresh="norefresh" not in opt,
-                   text_scan=newest)
+            search(root, SearchQuery(q, limit=10, **kw), refresh="norefresh" not in opt, text_scan=newest)
             ts.append(time.perf_counter() - t); cpu.append(time.process_time() - c)
     out[mode] = sorted(ts); out[mode + ":cpu"] = sorted(cpu)
 print(json.dumps(out))
@@ -264,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                 "vector": "vector (default: projection first pass + exact rescoring, packs)",
                 "hybrid": "hybrid (default: first pass, month packs)",
                 "bm25:norefresh": "bm25, refresh=False (ranking only, no freshness check)",
-                "hybrid:1thread": "hybrid, the estimates on one thread (rank.THREADS = 1)",
+                "hybrid:1thread": "hybrid, the estimates on one thread (SearchQuery(threads=1))",
                 "hybrid:norefresh": "hybrid, refresh=False (ranking only)",
                 "vector:exhaustive": "vector, candidates=0 (every message scored exactly)",
                 "hybrid:exhaustive": "hybrid, candidates=0 (exhaustive: the previous default)",

@@ -8,7 +8,7 @@ Two worker processes (PYTHONPATH = each checkout, OMP/OpenBLAS 1 thread) answer 
 times each) alternately — the order flips every query — so both see the same machine load. Per mode: CPU p50 of each
 (time.process_time around `search()`), the ratio, and each worker's peak RSS (ru_maxrss; a worker runs every mode in
 turn, as the bench's one library process does). Every query's hits (ids and scores) are compared: the run prints how
-many differ. Modes: `name[:exhaustive][+days]` (`candidates=0`; `pack.USE = False`). Default root: the bench's 1 M
+many differ. Modes: `name[:exhaustive][+days]` (`candidates=0`; `packs=False`). Default root: the bench's 1 M
 tiled index (read only; `--refresh 1` runs the freshness check, a no-op on a fresh index).
 A checkout of main: `git archive <commit> | tar -x -C /tmp/before`.
 """
@@ -28,12 +28,17 @@ QUERIES = ["invoice", "deploy server", "contract review", "договор", "д�
 WORKER = r"""
 import json, resource, sys, time
 from pathlib import Path
-from eventlog.search import SearchQuery, pack, search
+from eventlog.search import SearchQuery, search
 root = Path(sys.argv[1])
 for line in sys.stdin:
     req = json.loads(line)
-    pack.USE = not req["days"]
-    q = SearchQuery(req["q"], mode=req["mode"], limit=10, candidates=req["cand"])
+    kw = {"packs": False} if req["days"] else {}
+    try:
+        q = SearchQuery(req["q"], mode=req["mode"], limit=10, candidates=req["cand"], **kw)
+    except TypeError:  # a --before checkout older than SearchQuery.packs: it had the module switch instead
+        from eventlog.search import pack
+        pack.USE = False
+        q = SearchQuery(req["q"], mode=req["mode"], limit=10, candidates=req["cand"])
     c = time.process_time()
     r = search(root, q, refresh=req["refresh"])
     c = time.process_time() - c
@@ -78,7 +83,8 @@ def main() -> int:
                     rss[k] = r["rss"]
                 x, y = res["before"]["hits"], res["after"]["hits"]
                 total += 1
-                if [h[0] for h in x] != [h[0] for h in y] or any(abs(p[1] - q_[1]) > 1e-6 for p, q_ in zip(x, y)):
+                if [h[0] for h in x] != [h[0] for h in y] or \
+                        any(abs(p[1] - q_[1]) > 1e-6 for p, q_ in zip(x, y, strict=True)):
                     differ += 1
                     print(f"DIFFER {mode} {q!r}", file=sys.stderr)
             b, f = (statistics.median(cpu[k]) * 1e3 for k in ("before", "after"))

@@ -25,27 +25,29 @@ sys.path.insert(0, str(REPO / "tools" / "bench"))
 from search import CACHE, QUERIES  # noqa: E402
 
 SNIPPET = r"""
-import json, sys, time
+import inspect, json, sys, time
 from pathlib import Path
 from eventlog.search import SearchQuery, index, search
 root, watched, queries, reps = Path(sys.argv[1]), sys.argv[2] == "1", json.loads(sys.argv[3]), int(sys.argv[4])
 try:
     from eventlog.search import watch
-    watch.ENABLED = watched
 except ImportError:
     watch = None
+kw = {"watch_changes": watched} if "watch_changes" in inspect.signature(index.update).parameters else {}
+if watch is not None and not kw:  # a tree from before index.update(watch_changes=): its module switch
+    watch.ENABLED = watched
 for q in queries[:2]:  # warm: imports, model, page cache, per-process caches; the second refresh sets up watches
-    search(root, SearchQuery(q))
+    search(root, SearchQuery(q), **kw)
 upd, full = [], []
 for _ in range(reps):
     for q in queries:
         c = time.process_time()
-        index.update(root)
+        index.update(root, **kw)
         upd.append(time.process_time() - c)
 for _ in range(reps):
     for q in queries:
         c = time.process_time()
-        search(root, SearchQuery(q, limit=10))
+        search(root, SearchQuery(q, limit=10), **kw)
         full.append(time.process_time() - c)
 used = watch is not None and watch.current(root) is not None
 print(json.dumps({"update": upd, "query": full, "watched": used}))

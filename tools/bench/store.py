@@ -145,7 +145,6 @@ def main() -> None:
         case("read-eventlog", 0, keep=True)
         case("read-orjson-lines", 0, keep=True)
         files = [str(p) for p in rd.rglob("*.jsonl")]
-        size = sum(os.path.getsize(f) for f in files)
         cat_s, cat_rss, _ = median_of(lambda: run_measured(["sh", "-c", 'cat "$@" > /dev/null', "cat", *files]))
         rows.append({"case": "read-cat", "events": results["read-eventlog"] and n_fast, "median_s": f"{cat_s:.3f}",
                      "events_per_s": f"{n_fast / cat_s:,.0f}", "peak_rss_mb": f"{cat_rss:.0f}"})

@@ -121,7 +121,7 @@ def main() -> None:
             for b in range(len(batches)):
                 chunk = lines[b * 1000:(b + 1) * 1000]
                 groups: dict[str, list[bytes]] = {}
-                for rel, line in zip(rels[b * 1000:(b + 1) * 1000], chunk):
+                for rel, line in zip(rels[b * 1000:(b + 1) * 1000], chunk, strict=True):
                     groups.setdefault(rel, []).append(line + b"\n")
                 for rel, ls in groups.items():
                     os.write(fds[rel], b"".join(ls))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ PINNED_DIFFS = PATCH_DIR / "diffs" / toolchain.OPENCLAW_VERSION
 
 def git_apply(pkg: Path) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="tap-bench-git-") as tmp:
-        tree = link_clone(pkg / "dist", Path(tmp) / "dist")
+        link_clone(pkg / "dist", Path(tmp) / "dist")
         git = ["git", "-c", "user.email=b@b", "-c", "user.name=b", "-c", "core.autocrlf=false"]
         subprocess.run(git + ["init", "-q"], cwd=tmp, check=True)
         subprocess.run(git + ["add", "-A"], cwd=tmp, check=True)

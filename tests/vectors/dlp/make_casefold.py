@@ -88,8 +88,8 @@ def python_side(items: list[dict]) -> tuple[list[list[int]], dict[int, str]]:
     hits = []
     for it in items:
         fm = re.compile(it["atom"], re.IGNORECASE if it["i"] else 0).fullmatch
-        hits.append([c for c, s in zip(cps, chars) if fm(s)])
-    lower = {c: s.lower() for c, s in zip(cps, chars) if s.lower() != s}
+        hits.append([c for c, s in zip(cps, chars, strict=True) if fm(s)])
+    lower = {c: s.lower() for c, s in zip(cps, chars, strict=True) if s.lower() != s}
     return hits, lower
 
 
@@ -107,7 +107,7 @@ def table(node: str) -> dict:
     js = js_side(node, items)
     rows = []
     fold: dict[int, str] = {}
-    for it, ph, jh in zip(items, py_hits, js["atoms"]):
+    for it, ph, jh in zip(items, py_hits, js["atoms"], strict=True):
         p, j = set(ph), set(jh)
         if len(it["atom"]) == 1 and it["atom"].isascii() and it["atom"].isalpha() and it["i"]:
             for c in p | j:

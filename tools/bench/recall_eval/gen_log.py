@@ -81,7 +81,7 @@ def generate(root: str | Path, days: int = 60, seed: int = 7, per_day: int = 7) 
             n = max(2, int(rng.gauss(per_day, per_day / 3)))
             slots = sorted(rng.randrange(8 * 3600_000, 20 * 3600_000) for _ in range(n))
             planted = by_chat_day.get((name, d), [])
-            fact_at = dict(zip(rng.sample(range(len(slots) + 1), len(planted)), planted))
+            fact_at = dict(zip(rng.sample(range(len(slots) + 1), len(planted)), planted, strict=True))
             events: list[dict[str, Any]] = []
             for i in range(len(slots) + 1):
                 if i in fact_at:
