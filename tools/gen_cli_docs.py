@@ -17,6 +17,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from eventlog.cli.main import cli  # noqa: E402
 
+from gendoc import write_or_check  # noqa: E402  (tools/, beside this script)
+
 OUT = REPO / "docs" / "cli.md"
 WIDTH = 80  # pinned (click's own maximum): otherwise it wraps to the terminal the generator runs in
 
@@ -42,14 +44,7 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = render()
-    if "--check" in argv:
-        if not OUT.is_file() or OUT.read_text(encoding="utf-8") != text:
-            print("docs/cli.md is stale: run `python tools/gen_cli_docs.py`", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(OUT, render(), argv, "python tools/gen_cli_docs.py")
 
 
 if __name__ == "__main__":

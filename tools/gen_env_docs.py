@@ -12,6 +12,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from eventlog.envvars import NOT_VARIABLES, VARIABLES  # noqa: E402
 
+from gendoc import write_or_check  # noqa: E402  (tools/, beside this script)
+
 OUT = REPO / "docs" / "environment.md"
 
 
@@ -33,14 +35,7 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = render()
-    if "--check" in argv:
-        if not OUT.is_file() or OUT.read_text(encoding="utf-8") != text:
-            print("docs/environment.md is stale: run `python tools/gen_env_docs.py`", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(OUT, render(), argv, "python tools/gen_env_docs.py")
 
 
 if __name__ == "__main__":
