@@ -34,10 +34,16 @@ export function cpLength(s) {
   for (let i = 0; i < s.length; i++, n++) if (s.codePointAt(i) > 0xffff) i++;
   return n;
 }
-function distinctCps(s) {
-  const seen = new Set();
-  for (let i = 0; i < s.length; i++) { const c = s.codePointAt(i); seen.add(c); if (c > 0xffff) i++; }
-  return seen.size;
+// fewer than k distinct code points (a Set's size < k), stopping at the k-th: a Set of a whole 100-character token
+// cost ~15 % of credential() on the long vendor keys that reach secret-assignment
+function fewDistinct(s, k) {
+  const seen = [];
+  for (let i = 0; i < s.length; i++) {
+    const c = s.codePointAt(i);
+    if (!seen.includes(c)) { if (seen.length + 1 >= k) return false; seen.push(c); }
+    if (c > 0xffff) i++;
+  }
+  return true;
 }
 function uniform(s) { // at most one distinct code point (new Set(s).size <= 1)
   const f = s.codePointAt(0);
@@ -209,17 +215,27 @@ const CODE_STARTS = ["#{", "${", "{{", "<%", "@{", "$_", "$this", "config.", "re
 
 const ROUTE = /^[a-z0-9\/_\-.:{}]*$/; // a URL path (/api/users/:id); base64 has capitals
 
-function identParts(v) { // split at _ - and lower→upper boundaries, lower-cased (ASCII identifiers only reach here)
-  const parts = [];
-  let cur = "";
+// An identifier of more than one word with a credential word among them: split at _ - and lower→upper boundaries,
+// lower-cased (ASCII identifiers only reach here). Parts are sliced, not built a character at a time, and only those of
+// a CRED_PARTS length (3-8) are lower-cased and looked up: a 100-character key of 30 parts made this the costliest
+// step of credential().
+function credIdent(v) {
+  let parts = 0, found = false, start = 0;
+  const part = (a, b) => {
+    if (b <= a) return;
+    parts++;
+    if (!found && b - a >= 3 && b - a <= 8 && CRED_PARTS.has(v.slice(a, b).toLowerCase())) found = true;
+  };
   for (let i = 0; i < v.length; i++) {
-    const c = v[i];
-    if (c === "_" || c === "-") { parts.push(cur); cur = ""; continue; }
-    if (c >= "A" && c <= "Z" && i > 0 && v[i - 1] >= "a" && v[i - 1] <= "z") { parts.push(cur); cur = ""; }
-    cur += c;
+    const c = v.charCodeAt(i);
+    if (c === 0x5f || c === 0x2d) { part(start, i); start = i + 1; continue; }
+    if (c >= 0x41 && c <= 0x5a && i > 0) {
+      const p = v.charCodeAt(i - 1);
+      if (p >= 0x61 && p <= 0x7a) { part(start, i); start = i; }
+    }
   }
-  parts.push(cur);
-  return parts.filter(Boolean).map((p) => p.toLowerCase());
+  part(start, v.length);
+  return parts > 1 && found;
 }
 
 function code(v) {
@@ -230,16 +246,13 @@ function code(v) {
   if ("$@:".includes(v[0]) && isIdent(v.slice(1))) return true;
   const parts = v.split(".");
   if (parts.length > 1 && parts.every((p) => p.length > 0 && p.length <= 32 && isIdent(p) && !/[0-9]/.test(p))) return true;
-  if (isIdent(v.replaceAll("-", "_"))) {
-    const words = identParts(v);
-    return words.length > 1 && words.some((w) => CRED_PARTS.has(w));
-  }
+  if (isIdent(v.replaceAll("-", "_"))) return credIdent(v);
   return false;
 }
 
 export function passwordCue(s) {
   const v = unquote(s);
-  if (cpLength(v) < 4 || distinctCps(v) < 3 || v.endsWith(":") || !hasAlnum(v)) return false;
+  if (cpLength(v) < 4 || fewDistinct(v, 3) || v.endsWith(":") || !hasAlnum(v)) return false;
   const low = v.toLowerCase();
   if (CUE_STOPWORDS.has(low) || isPlaceholder(v) || templated(v) || printf(v) || code(v)) return false;
   return !hasFake(low);
@@ -253,7 +266,7 @@ function hasAlnum(v) {
 export function credential(s) {
   const quoted = s.length >= 2 && s[0] === s[s.length - 1] && QUOTES.includes(s[0]);
   const v = unquote(s);
-  if (cpLength(v) < 6 || distinctCps(v) < 5 || isPlaceholder(v) || templated(v) || !hasAlnum(v)) return false;
+  if (cpLength(v) < 6 || fewDistinct(v, 5) || isPlaceholder(v) || templated(v) || !hasAlnum(v)) return false;
   if (CUE_STOPWORDS.has(v.toLowerCase())) return false; // a label or prose word ("Password: Forgot your password?")
   if (hasFake(v.toLowerCase()) || v.startsWith("-----BEGIN")) return false; // a PEM block is the private-key rule's
   if (printf(v) || code(v)) return false;

@@ -80,6 +80,7 @@ const cpBefore = (t, i) => (i > 1 && isLo(t.charCodeAt(i - 1)) && isHi(t.charCod
 const stepAt = (t, i) => (isHi(t.charCodeAt(i)) && isLo(t.charCodeAt(i + 1)) ? 2 : 1);
 
 const bigram = (a, b) => ((a * 1031) ^ b) & 0xffff;
+const trigram = (a, b, c) => (Math.imul(Math.imul(a, 1031) ^ b, 1031) ^ c) & 0xffff;
 
 // Case folding shared with the Python engine (docs/dlp.md, "Case-insensitive matching"): the non-ASCII characters that
 // either engine's case-insensitive regex matching equates with an ASCII letter, found by exhaustive comparison of every
@@ -223,26 +224,44 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
   // Prefilter: exactly "some keyword of the rule occurs in the lower-cased text". String#includes on a two-byte
   // (Cyrillic, emoji) string costs ~1.4 µs per keyword per 2.5 KB, so one pass first marks every character bigram
   // present (a hashed bitmap, reset by generation); only keywords whose bigrams are all marked get the includes.
+  // A one-unit keyword (the digits of iban, the `.` of discord-bot-token) has no bigram: prep marks every unit too, so
+  // its presence is known exactly without an includes (its failing includes were a full pass over the text each, the
+  // costliest line of a scan with these keywords in every message).
   const kw = [...kwMap.entries()].map(([k, idx]) => {
     const hs = [];
     for (let i = 1; i < k.length; i++) hs.push(bigram(k.charCodeAt(i - 1), k.charCodeAt(i)));
-    return [k, idx, Int32Array.from(hs)];
+    const ts = [];
+    for (let i = 2; i < k.length; i++) ts.push(trigram(k.charCodeAt(i - 2), k.charCodeAt(i - 1), k.charCodeAt(i)));
+    return [k, idx, Int32Array.from(hs), k.length === 1 ? k.charCodeAt(0) : -1, Int32Array.from(ts)];
   });
   // first offset of each keyword in the current text (-1: absent), filled by the prefilter; anchored rules start there
   const kwFirst = new Int32Array(kw.length);
   const kwIndex = new Map(kw.map(([k], j) => [k, j]));
   for (const r of compiled) if (r.anchorRx) r.kwIdx = r.keywords.map((k) => kwIndex.get(k));
-  const marks = new Uint32Array(1 << 16);
+  // keywords whose first offset an anchored rule reads (kwFirst); for the others presence is all that is asked
+  const needFirst = new Uint8Array(kw.length);
+  for (const r of compiled) if (r.anchorRx) for (const q of r.kwIdx) needFirst[q] = 1;
+  // bigram and unit marks, one byte per slot (a 64 KB table stays in cache better than 256 KB), reset on the
+  // generation's wrap every 255 scans
+  // Trigram marks too: in a message with a 100-character random token every common bigram is present, and keywords
+  // like `herok` or `оплат` passed the bigram test only to fail a full includes each (the costliest line of such a
+  // scan); a keyword that occurs has every one of its trigrams marked, so the test stays exact.
+  const marks = new Uint8Array(1 << 16);
+  const marks3 = new Uint8Array(1 << 16);
+  const units = new Uint8Array(1 << 16);
+  // per scan, the sorted offsets of each keyword an anchored rule starts at (rules sharing keywords share the search)
+  const kwOcc = new Array(kw.length).fill(null);
   let gen = 0;
   let folded = false; // set by prep: the text has a FOLD character
   let mayFold = false; // set by prep: the text may have a character of the reader's fold
-  /** One pass: lower-case t into lowerBuf (the LOWER table) and mark every bigram of the result; returns its length. */
+  /** One pass: lower-case t into lowerBuf (the LOWER table) and mark every unit and bigram of the result; returns its
+   *  length. */
   function prep(t) {
-    gen = (gen + 1) >>> 0;
-    if (gen === 0) { marks.fill(0); gen = 1; }
+    gen = (gen + 1) & 0xff;
+    if (gen === 0) { marks.fill(0); marks3.fill(0); units.fill(0); gen = 1; }
     let out = lowerBuf.codes;
     if (out.length < t.length) out = lowerBuf.codes = new Uint16Array(t.length); // one unit per unit (LOWER)
-    let n = 0, prev = -1;
+    let n = 0, prev = -1, prev2 = -1;
     folded = false;
     let may = 0;
     for (let i = 0; i < t.length; i++) {
@@ -251,7 +270,12 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
       if (l < 0x80 && c >= 0x80) folded = true; // a FOLD character: the `i` rules scan foldText(t)
       may |= MAY_FOLD[c];
       out[n++] = l;
-      if (prev >= 0) marks[bigram(prev, l)] = gen;
+      units[l] = gen;
+      if (prev >= 0) {
+        marks[bigram(prev, l)] = gen;
+        if (prev2 >= 0) marks3[trigram(prev2, prev, l)] = gen;
+      }
+      prev2 = prev;
       prev = l;
     }
     mayFold = may !== 0;
@@ -356,13 +380,25 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
     let lower = null; // built only if some keyword's bigrams are all present
     const sel = new Set();
     for (let q = 0; q < kw.length; q++) {
-      const [k, idx, hs] = kw[q];
+      const [k, idx, hs, unit, ts] = kw[q];
       kwFirst[q] = -1;
-      let maybe = true;
-      for (let j = 0; j < hs.length; j++) if (marks[hs[j]] !== g) { maybe = false; break; }
-      if (!maybe) continue;
-      if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
-      const at = lower.indexOf(k);
+      kwOcc[q] = null;
+      let at;
+      if (unit >= 0) {
+        if (units[unit] !== g) continue; // exact: the unit is absent from the lower-cased text
+        if (needFirst[q]) {
+          if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
+          at = lower.indexOf(k);
+        } else at = 0; // present; no anchored rule reads its offset
+      } else {
+        let maybe = true;
+        for (let j = 0; j < hs.length; j++) if (marks[hs[j]] !== g) { maybe = false; break; }
+        if (!maybe) continue;
+        for (let j = 0; j < ts.length; j++) if (marks3[ts[j]] !== g) { maybe = false; break; }
+        if (!maybe) continue;
+        if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
+        at = lower.indexOf(k);
+      }
       kwFirst[q] = at;
       if (at >= 0) for (const i of idx) sel.add(i);
     }
@@ -380,8 +416,14 @@ export function createScanner({ rules, key, allowlistPath = null, allowlistCheck
         if (lower === null) lower = UTF16.decode(lowerBuf.codes.subarray(0, n));
         const set = new Set();
         r.kwIdx.forEach((q, j) => {
-          const w = r.keywords[j];
-          for (let i = kwFirst[q]; i >= 0; i = lower.indexOf(w, i + 1)) set.add(i);
+          if (kwFirst[q] < 0) return;
+          let occ = kwOcc[q];
+          if (occ === null) {
+            const w = r.keywords[j];
+            occ = kwOcc[q] = [];
+            for (let i = kwFirst[q]; i >= 0; i = lower.indexOf(w, i + 1)) occ.push(i);
+          }
+          for (const i of occ) set.add(i);
         });
         starts = [...set].sort((a, b) => a - b);
       }
