@@ -85,8 +85,14 @@ def test_following_saves_the_cursor_when_interrupted(root: Path) -> None:
         following.set()
         log.append(ev("1", "2026-11-01T10:00:01.000Z", "while following"))
 
-    with pytest.raises(KeyboardInterrupt):
-        tail(root, TailQuery(count=0, cursor="me", follow=True), on_event, on_following)
+    # Python's own Ctrl-C handler for the test: a process started with SIGINT ignored (a background job of a shell
+    # without job control, as CI may run us) keeps it ignored, and the follower would then wait for ever.
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tail(root, TailQuery(count=0, cursor="me", follow=True), on_event, on_following)
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert following.is_set() and got == ["while following"]
     # what was shown while following is "seen": the cursor's next run has nothing new
     assert texts(root, TailQuery(cursor="me")) == ([], 0)
