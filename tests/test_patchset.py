@@ -189,6 +189,9 @@ def test_apply_rolls_back_when_a_write_fails(tree: Path, src: Path) -> None:
 def test_not_an_openclaw_dir_is_exit_2(tmp_path: Path) -> None:
     code, out, err = run("status", "--openclaw", str(tmp_path))
     assert code == 2 and err.startswith("eventlog patch: ") and err.count("\n") == 1
+    assert out == ""  # the refusal's JSON report only with --json (issue 23)
+    code, out, err = run("status", "--openclaw", str(tmp_path), "--json")
+    assert code == 2 and err.count("\n") == 1
     assert orjson.loads(out)["error"] == "not-openclaw"
 
 
