@@ -82,16 +82,18 @@ lint: venv
 	$(VPY) -m mypy
 	$(VPY) -m ruff check
 
+# The node tests run with the venv first on PATH: the DLP twin tests start the project's Python (`python3 -c …`), which
+# must be the venv's, not whatever python3 the machine has.
 test: deps releases wheelhouse strace acorn lint
 	$(VPY) -m pytest -q
-	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
+	PATH=$(CURDIR)/$(VENV)/bin:$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # Leaves out (docs/testing.md says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
 # installed openclaw package) and slow (long, but guarding correctness: `test` runs them). The node tests all run:
 # tap.test.mjs needs grammY from the openclaw install (no gateway), hence `openclaw` here.
 test-fast: venv node openclaw strace acorn lint
 	$(VPY) -m pytest -q $(PYTEST_WORKERS) -m "not e2e and not slow and not openclaw"
-	PATH=$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
+	PATH=$(CURDIR)/$(VENV)/bin:$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # acorn parses for the JS mutant generator (docs/mutation-js.md); the suite tests the generator too, so `test` and
 # `test-fast` install it. It goes into the cache like Node, never into the repo.
