@@ -1,8 +1,11 @@
 """Helpers for the DLP tests: locate Node 26, run the JS engine driver over JSON Lines."""
 from __future__ import annotations
 
+import binascii
 import json
 import os
+import secrets
+import string
 import shutil
 import subprocess
 from pathlib import Path
@@ -66,3 +69,16 @@ def external_messages(name: str = "messages.jsonl") -> list[dict]:
                              "../shared/data/dlp-external/; build it with tools/dlp_external_corpus.py --out DIR)")
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+
+
+def github_token() -> str:
+    """A fresh ghp_ token in GitHub's published format (30 random base62 characters, CRC32 of them base62 in 6)."""
+    body = "".join(secrets.choice(B62) for _ in range(30))
+    n, tail = binascii.crc32(body.encode()), ""
+    while n:
+        n, d = divmod(n, 62)
+        tail = B62[d] + tail
+    return "ghp_" + body + tail.rjust(6, "0")

@@ -10,8 +10,6 @@ import hashlib
 import hmac
 import json
 import random
-import secrets
-import string
 import subprocess
 import sys
 import unicodedata
@@ -20,7 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from dlp_support import REPO, node_bin, run_driver
+from dlp_support import REPO, github_token, node_bin, run_driver
 
 from eventlog.agent.tool import handle
 from eventlog.cli.main import cli
@@ -192,19 +190,6 @@ def test_engines_agree_on_folded_corpus_secrets(scanner: Scanner) -> None:
 
 # -- the paths that use the engine: at rest, the agent tool ---------------------------------------------------------------
 
-B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
-
-
-def github_token() -> str:
-    """A ghp_ token in GitHub's published format (30 random base62 characters, CRC32 of them base62 in 6)."""
-    import binascii
-
-    body = "".join(secrets.choice(B62) for _ in range(30))
-    n, tail = binascii.crc32(body.encode()), ""
-    while n:
-        n, d = divmod(n, 62)
-        tail = B62[d] + tail
-    return "ghp_" + body + tail.rjust(6, "0")
 
 
 SPLITTERS = ("\u200b", "\u00ad", "\u2060")

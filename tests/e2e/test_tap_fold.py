@@ -8,9 +8,7 @@ The gateways come from tests/e2e/test_tap.py's fixtures (one patched copy, two g
 """
 from __future__ import annotations
 
-import binascii
 import secrets
-import string
 import sys
 from pathlib import Path
 
@@ -20,21 +18,12 @@ from eventlog.dlp.fold import fold_text
 from eventlog.smoke.harness import Gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dlp_support import github_token  # noqa: E402
 from test_tap import leaked, sent_record, wait_events  # noqa: E402,F401
 
 pytestmark = pytest.mark.e2e
 
-B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 ZWSP = "\u200b"
-
-
-def github_token() -> str:
-    body = "".join(secrets.choice(B62) for _ in range(30))
-    n, tail = binascii.crc32(body.encode()), ""
-    while n:
-        n, d = divmod(n, 62)
-        tail = B62[d] + tail
-    return "ghp_" + body + tail.rjust(6, "0")
 
 
 def seen(text: str) -> str:
