@@ -27,7 +27,8 @@ from typing import Any, Callable, Generator, Iterable, Iterator
 
 import orjson
 
-from ..store.layout import RAW, log_files
+from ..store.layout import RAW, log_files, parse_relpath
+from ..store.schema import DEFAULT_ACCOUNT
 from .textmatch import (DEFAULT_FUZZY_SCORE, ODD_UPPER, GrepError, GrepQuery, Matcher, RegexGuard,  # noqa: F401
                         day_bounds, fold_class, json_escape, prefilter_regex, required_literal)
 from ..store.render import MESSAGE_EVENTS, sent_by  # noqa: F401 (MESSAGE_EVENTS: grep's public name)
@@ -106,6 +107,8 @@ def is_candidate(ev: Any, q: GrepQuery) -> bool:
         return False
     if q.direction and ev.get("direction") != q.direction:
         return False
+    if q.accounts and ev.get("account", DEFAULT_ACCOUNT) not in q.accounts:
+        return False  # also a line of a log not yet migrated (another account's, in the default account's file)
     if q.sender and not sent_by(ev, q.sender):
         return False
     if q.since or q.until:
@@ -119,10 +122,13 @@ def is_candidate(ev: Any, q: GrepQuery) -> bool:
 # -- the search --------------------------------------------------------------------------------------------------------
 
 def _scope_paths(root: Path, q: GrepQuery) -> list[str]:
-    if not q.chats and not q.since and not q.until:
+    if not q.chats and not q.since and not q.until and not q.accounts:
         return [str(root / RAW)] if (root / RAW).is_dir() else []  # let rg walk it: no 73k-name argument list
     first, last = utc_days(q.since, q.until)
-    return [str(lf.path) for lf in log_files(root, chat=list(q.chats) if q.chats else None, since=first, until=last)]
+    # the default account's files may still hold other accounts' lines (before `eventlog migrate`): is_candidate decides
+    accounts = None if q.accounts is None else {*q.accounts, DEFAULT_ACCOUNT}
+    return [str(lf.path) for lf in log_files(root, chat=list(q.chats) if q.chats else None, since=first, until=last,
+                                             accounts=accounts)]
 
 
 def _full_scan(root: Path, q: GrepQuery, paths: list[str]) -> Iterator[tuple[str, int, bytes]]:
@@ -186,12 +192,14 @@ def count(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = N
 
 
 def count_by_chat(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None,
-                  max_per_chat: int | None = None) -> dict[tuple[str, str], int]:
-    """(channel, chat_id) → matching messages (at most `max_per_chat` each, like `-m`), sorted."""
-    out: dict[tuple[str, str], int] = {}
+                  max_per_chat: int | None = None) -> dict[tuple[str, str, str], int]:
+    """(channel, account, chat_id) → matching messages (at most `max_per_chat` each, like `-m`), sorted."""
+    out: dict[tuple[str, str, str], int] = {}
     for rel, _, _ in _matches(root, q, on_problem):
-        parts = rel.split("/")
-        key = (parts[1], parts[3])
+        p = parse_relpath(rel)
+        if p is None:
+            continue
+        key = (p.channel, p.account, p.chat_id)
         out[key] = out.get(key, 0) + 1
     if max_per_chat is not None:
         out = {k: min(v, max_per_chat) for k, v in out.items()}
@@ -202,7 +210,7 @@ def limit_per_chat(hits: Iterable[Hit], m: int | None) -> Iterator[Hit]:
     """At most `m` matches per chat (`-m`; hits come chat by chat)."""
     seen: dict[str, int] = {}
     for h in hits:
-        chat = h.relpath.split("/")[3]
+        chat = h.relpath.rsplit("/", 3)[0]  # the partition's directory: (channel, account, chat)
         if m is not None and seen.get(chat, 0) >= m:
             continue
         seen[chat] = seen.get(chat, 0) + 1

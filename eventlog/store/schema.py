@@ -27,6 +27,11 @@ GENESIS_PREFIX = "openclaw-eventlog:v1:genesis:"
 EVENT_RE = re.compile(r"[a-z][a-z0-9_]*(?::[a-z][a-z0-9_]*)+")
 CHANNEL_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 CHAT_ID_RE = re.compile(r"[A-Za-z0-9_@-][A-Za-z0-9_@.-]{0,127}")
+DEFAULT_ACCOUNT = "default"  # OpenClaw's DEFAULT_ACCOUNT_ID: an event without `account` belongs to it
+# What OpenClaw's canonical account id can be (normalizeAccountId, src/routing/account-id.ts, openclaw 2026.9.6: the keys
+# of channels.<channel>.accounts are lowercased, other characters become '-', leading/trailing '-' go, ≤ 64). It names a
+# directory: no '.', no '/', never a leading '-'.
+ACCOUNT_RE = re.compile(r"[a-z0-9_][a-z0-9_-]{0,63}")
 ULID_RE = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 # RFC 3339: date, 'T' (or space / lower t), time, optional fraction, Z or offset.
 # re.ASCII: `\d` would otherwise match any Unicode digit ('١', '٥'), which datetime() accepts and the JS writer does not.
@@ -40,6 +45,7 @@ _MASK80 = (1 << 80) - 1
 # Names already validated (bounded): most events name a handful of chats, channels and kinds.
 _ok_chats: set[str] = set()
 _ok_names: set[str] = set()
+_ok_accounts: set[str] = set()
 _ok_kinds: set[str] = set()
 _OPTS = orjson.OPT_SORT_KEYS
 
@@ -151,6 +157,16 @@ def check_channel(value: Any) -> str:
     return value
 
 
+def check_account(value: Any) -> str:
+    if isinstance(value, str) and value in _ok_accounts:
+        return value
+    if not isinstance(value, str) or not ACCOUNT_RE.fullmatch(value):
+        raise BadEvent(f"account must match [a-z0-9_][a-z0-9_-]{{0,63}} (OpenClaw's account id): {str(value)[:40]!r}")
+    if len(_ok_accounts) < 10_000:
+        _ok_accounts.add(value)
+    return value
+
+
 def prepare(event: Any) -> dict[str, Any]:
     """Validate an input event and fill `v` and `id` (the writer fills `prev`). Returns a new dict.
 
@@ -185,6 +201,10 @@ def prepare(event: Any) -> dict[str, Any]:
     value = out["chat_id"]
     if value.__class__ is not str or value not in _ok_chats:
         out["chat_id"] = check_chat_id(value)
+    if "account" in out:
+        value = out["account"]
+        if value.__class__ is not str or value not in _ok_accounts:
+            out["account"] = check_account(value)
     value = out["ts"]
     if value.__class__ is not str or value[:10] not in _valid_days or not _CANON_TS.fullmatch(value):
         out["ts"] = normalize_ts(value)
