@@ -193,7 +193,8 @@ def count(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = N
 
 def count_by_chat(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None,
                   max_per_chat: int | None = None) -> dict[tuple[str, str, str], int]:
-    """(channel, account, chat_id) → matching messages (at most `max_per_chat` each, like `-m`), sorted."""
+    """(channel, account, chat_id) → matching messages (at most `max_per_chat` each, like `-m`), sorted as the
+    layout lists them (the default account first)."""
     out: dict[tuple[str, str, str], int] = {}
     for rel, _, _ in _matches(root, q, on_problem):
         p = parse_relpath(rel)
@@ -203,7 +204,7 @@ def count_by_chat(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | 
         out[key] = out.get(key, 0) + 1
     if max_per_chat is not None:
         out = {k: min(v, max_per_chat) for k, v in out.items()}
-    return dict(sorted(out.items()))
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1] != DEFAULT_ACCOUNT, kv[0][1], kv[0][2])))
 
 
 def limit_per_chat(hits: Iterable[Hit], m: int | None) -> Iterator[Hit]:
@@ -308,8 +309,8 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery, after: i
 
 
 def newest(root: Path, text: str, *, fuzzy: bool = False, chats: tuple[str, ...] | None = None,
-           since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10
-           ) -> list[dict[str, Any]]:
+           since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10,
+           accounts: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """The `limit` newest messages containing all of `text`'s words (case-insensitive), or with every word matched by
     a similar word (`fuzzy`: rapidfuzz ratio ≥ 80) — `eventlog search --mode text|fuzzy`, which has no relevance. The
     search package takes this as its text scan (search → recall is not an arrow; the CLI hands it over). since and
@@ -320,11 +321,13 @@ def newest(root: Path, text: str, *, fuzzy: bool = False, chats: tuple[str, ...]
     words = text.split()
     if not fuzzy:
         pattern = max(words, key=len)
-        gq = GrepQuery(pattern, mode="literal", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction)
+        gq = GrepQuery(pattern, mode="literal", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction,
+                       accounts=accounts)
         rest = [w.casefold() for w in words if w != pattern]
         events: Iterable[dict[str, Any]] = (h.event for h in search(root, gq)
                                             if all(w in h.event["text"].casefold() for w in rest))
     else:
-        gq = GrepQuery(text, mode="fuzzy", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction)
+        gq = GrepQuery(text, mode="fuzzy", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction,
+                       accounts=accounts)
         events = (h.event for h in search(root, gq))
     return heapq.nlargest(limit, events, key=lambda ev: str(ev.get("ts")))  # memory: `limit` events, not all hits

@@ -46,6 +46,8 @@ def _bounds_where(scope: Scope, ts_expr: str, suffix: str = "") -> str:
     parts = []
     if scope.chats:
         parts.append("list_contains(getvariable('el_chats'), chat_id)")
+    if scope.accounts:
+        parts.append("list_contains(getvariable('el_accounts'), coalesce(account, 'default'))")
     if scope.since:
         parts.append(f"{ts_expr} >= getvariable('el_since{suffix}')")
     if scope.until:
