@@ -198,3 +198,63 @@ def test_readers_keep_a_not_yet_migrated_log_apart(root):
     assert [json.loads(x)["event"]["text"] for x in g.stdout.splitlines()] == ["lunch default"]
     s = run(root, "sql", "SELECT text FROM messages", "--account", "b", "--json")
     assert [json.loads(x)["text"] for x in s.stdout.splitlines()] == ["lunch bee"]
+
+
+def _call(root, req):
+    p = subprocess.run(EL + ["agent", "call", "--root", str(root)], input=json.dumps(req), capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def _boat_log(root):
+    evs = [msg(29, 0, "my boat is called Marlin", mid=7), msg(29, 1, "my boat is called Seagull", "b", mid=7),
+           msg(29, 2, "the boat of ops is Kestrel", "ops", mid=7)]
+    evs[2]["chat_id"] = "77"
+    assert run(root, "append", stdin="".join(json.dumps(e) + "\n" for e in evs)).returncode == 0
+    rows = run(root, "sql", "SELECT text, id FROM messages", "--json").stdout.splitlines()
+    return {r["text"]: r["id"] for r in map(json.loads, rows)}
+
+
+def test_agent_scope_is_account_and_chat(root):
+    """The tool behind bot b sees b's chat with the user, never the default bot's chat of the same id; a request
+    without `account` is the default account; scope "all" stays within the account unless all_accounts widens it."""
+    ids = _boat_log(root)
+    base = {"tool": "search", "args": {"query": "boat"}, "chat": "42"}
+    b = _call(root, {**base, "account": "b"})
+    assert b["ok"] and b["ids"] == [ids["my boat is called Seagull"]] and "Marlin" not in b["text"]
+    assert "this chat (telegram account b 42)" in b["text"]
+    d = _call(root, base)
+    assert d["ids"] == [ids["my boat is called Marlin"]] and "Seagull" not in d["text"]
+    owner = _call(root, {**base, "account": "b", "all_allowed": True, "args": {"query": "boat", "scope": "all"}})
+    assert owner["scope"] == "all" and owner["ids"] == [ids["my boat is called Seagull"]]
+    wide = _call(root, {**base, "account": "b", "all_allowed": True, "all_accounts": ["ops"],
+                        "args": {"query": "boat", "scope": "all"}})
+    assert sorted(wide["ids"]) == sorted([ids["my boat is called Seagull"], ids["the boat of ops is Kestrel"]])
+    every = _call(root, {**base, "all_allowed": True, "all_accounts": "*", "args": {"query": "boat", "scope": "all"}})
+    assert len(every["ids"]) == 3
+    # a non-owner asking for "all" gets the account's chat only
+    sneaky = _call(root, {**base, "account": "b", "all_accounts": "*", "args": {"query": "boat", "scope": "all"}})
+    assert sneaky["ids"] == [ids["my boat is called Seagull"]]
+    # context: an id of the other account's chat with the same chat id is not found from this one
+    ctx = _call(root, {"tool": "context", "args": {"id": ids["my boat is called Marlin"]}, "chat": "42", "account": "b"})
+    assert ctx["hits"] == 0 and "Marlin" not in ctx["text"]
+    ctx = _call(root, {"tool": "context", "args": {"id": ids["my boat is called Seagull"]}, "chat": "42", "account": "b"})
+    assert ctx["hits"] == 1 and "Marlin" not in ctx["text"]
+    bad = _call(root, {**base, "account": "../b"})
+    assert not bad["ok"] and "account" in bad["text"]
+    rec = [json.loads(x) for p in sorted((root / "raw/system").rglob("*.jsonl")) for x in p.read_text().splitlines()]
+    assert rec[0]["scope_account"] == "b" and rec[1]["scope_account"] == "default"
+
+
+def test_agent_scope_on_a_log_not_migrated_yet(root):
+    """Before `eventlog migrate` b's lines share the default account's file: the scope still holds, by the field."""
+    write_shared(root, [msg(29, 0, "my boat is called Marlin"), msg(29, 1, "my boat is called Seagull", "b")])
+    b = _call(root, {"tool": "search", "args": {"query": "boat"}, "chat": "42", "account": "b"})
+    assert "Seagull" in b["text"] and "Marlin" not in b["text"]
+    d = _call(root, {"tool": "search", "args": {"query": "boat"}, "chat": "42"})
+    assert "Marlin" in d["text"] and "Seagull" not in d["text"]
+    seagull = b["ids"][0]
+    ctx = _call(root, {"tool": "context", "args": {"id": seagull}, "chat": "42"})
+    assert ctx["hits"] == 0
+    ctx = _call(root, {"tool": "context", "args": {"id": seagull}, "chat": "42", "account": "b"})
+    assert ctx["hits"] == 1 and "Marlin" not in ctx["text"]
