@@ -258,3 +258,22 @@ def test_agent_scope_on_a_log_not_migrated_yet(root):
     assert ctx["hits"] == 0
     ctx = _call(root, {"tool": "context", "args": {"id": seagull}, "chat": "42", "account": "b"})
     assert ctx["hits"] == 1 and "Marlin" not in ctx["text"]
+
+
+def test_import_into_an_account(root):
+    """`import telegram-desktop --account b`: the history lands in b's partition; importing it again adds nothing, and
+    the same export into the default account is a separate chat (two bots' histories with one user)."""
+    fix = Path(__file__).parent / "fixtures" / "telegram-desktop" / "bot_dm"
+    first = run(root, "import", "telegram-desktop", str(fix), "--account", "b", "--json")
+    added = json.loads(first.stdout.splitlines()[-1])["added"]
+    assert first.returncode == 0 and added > 0
+    assert not (root / "raw/telegram/chats").exists() and (root / "raw/telegram/accounts/b/chats").is_dir()
+    again = run(root, "import", "telegram-desktop", str(fix), "--account", "b", "--json")
+    assert json.loads(again.stdout.splitlines()[-1])["added"] == 0
+    other = run(root, "import", "telegram-desktop", str(fix), "--json")
+    assert json.loads(other.stdout.splitlines()[-1])["added"] == added and (root / "raw/telegram/chats").is_dir()
+    assert run(root, "verify").returncode == 0
+    s = run(root, "sql", "SELECT account, count(*) AS n FROM messages GROUP BY account ORDER BY account", "--json")
+    assert [r["account"] for r in map(json.loads, s.stdout.splitlines())] == ["b", "default"]
+    bad = run(root, "import", "telegram-desktop", str(fix), "--account", "B/x", check=False)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
