@@ -109,11 +109,15 @@ def test_one_user_two_bots_two_partitions_and_scoped_recall(two: tuple[AgentGate
     converse(g, second, uid, f"my boat is called {boat_b}", "Lovely boat.")
     root = g.eventlog_root
     a_rel, b_rel = f"raw/telegram/chats/{uid}", f"raw/telegram/accounts/b/chats/{uid}"
-    assert wait_for(lambda: any(boat_b in (e.get("text") or "") for e in partition(root, b_rel)))
+    # the tap logs a reply once Telegram answered it: wait for both bots' replies to be on the record
+    for rel, ack in ((a_rel, "Nice boat."), (b_rel, "Lovely boat.")):
+        assert wait_for(lambda: any(e.get("direction") == "out" and ack in (e.get("text") or "")
+                                    for e in partition(root, rel))), (rel, partition(root, rel))
     a, b = partition(root, a_rel), partition(root, b_rel)
     # two files: each bot's conversation (received and sent) in its own partition, nothing of the other's
     assert any(boat_a in (e.get("text") or "") for e in a) and not any(boat_b in (e.get("text") or "") for e in a)
-    assert not any(boat_a in (e.get("text") or "") for e in b)
+    assert not any(boat_a in (e.get("text") or "") or "Nice boat." in (e.get("text") or "") for e in b)
+    assert not any("Lovely boat." in (e.get("text") or "") for e in a)
     assert {e.get("account") for e in a} == {"default"} and {e.get("account") for e in b} == {"b"}
     assert {e["direction"] for e in b} >= {"in", "out"}
     # two chains, each from its own file's genesis; verify clean
