@@ -111,8 +111,8 @@ def test_one_user_two_bots_two_partitions_and_scoped_recall(two: tuple[AgentGate
     a_rel, b_rel = f"raw/telegram/chats/{uid}", f"raw/telegram/accounts/b/chats/{uid}"
     # the tap logs a reply once Telegram answered it: wait for both bots' replies to be on the record
     for rel, ack in ((a_rel, "Nice boat."), (b_rel, "Lovely boat.")):
-        assert wait_for(lambda: any(e.get("direction") == "out" and ack in (e.get("text") or "")
-                                    for e in partition(root, rel))), (rel, partition(root, rel))
+        assert wait_for(lambda rel=rel, ack=ack: any(e.get("direction") == "out" and ack in (e.get("text") or "")
+                                                     for e in partition(root, rel))), (rel, partition(root, rel))
     a, b = partition(root, a_rel), partition(root, b_rel)
     # two files: each bot's conversation (received and sent) in its own partition, nothing of the other's
     assert any(boat_a in (e.get("text") or "") for e in a) and not any(boat_b in (e.get("text") or "") for e in a)
