@@ -147,24 +147,24 @@ def check_chat_id(value: Any) -> str:
     return text
 
 
-def check_channel(value: Any) -> str:
-    if isinstance(value, str) and value in _ok_names:
+def _check_name(value: Any, pattern: "re.Pattern[str]", seen: set[str], why: str) -> str:
+    """`value` if it is a string matching `pattern`, else BadEvent(why); names seen before are a set lookup."""
+    if isinstance(value, str) and value in seen:
         return value
-    if not isinstance(value, str) or not CHANNEL_RE.fullmatch(value):
-        raise BadEvent(f"channel must match [a-z0-9][a-z0-9_-]{{0,31}}: {str(value)[:40]!r}")
-    if len(_ok_names) < 10_000:
-        _ok_names.add(value)
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise BadEvent(f"{why}: {str(value)[:40]!r}")
+    if len(seen) < 10_000:
+        seen.add(value)
     return value
+
+
+def check_channel(value: Any) -> str:
+    return _check_name(value, CHANNEL_RE, _ok_names, "channel must match [a-z0-9][a-z0-9_-]{0,31}")
 
 
 def check_account(value: Any) -> str:
-    if isinstance(value, str) and value in _ok_accounts:
-        return value
-    if not isinstance(value, str) or not ACCOUNT_RE.fullmatch(value):
-        raise BadEvent(f"account must match [a-z0-9_][a-z0-9_-]{{0,63}} (OpenClaw's account id): {str(value)[:40]!r}")
-    if len(_ok_accounts) < 10_000:
-        _ok_accounts.add(value)
-    return value
+    return _check_name(value, ACCOUNT_RE, _ok_accounts,
+                       "account must match [a-z0-9_][a-z0-9_-]{0,63} (OpenClaw's account id)")
 
 
 def prepare(event: Any) -> dict[str, Any]:
