@@ -277,3 +277,16 @@ def test_import_into_an_account(root):
     assert [r["account"] for r in map(json.loads, s.stdout.splitlines())] == ["b", "default"]
     bad = run(root, "import", "telegram-desktop", str(fix), "--account", "B/x", check=False)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_forget_erases_every_account_and_reseals_each_partition(root):
+    """The user asks to be forgotten: their chat id under every account is erased, each sealed day resealed in its own
+    partition's seal stream, and the log still verifies with no warning."""
+    _two_accounts(root)
+    assert run(root, "seal", "--through", "2026-11-29").returncode == 0
+    f = run(root, "forget", "--chat", "42", "--reason", "user asked", "--yes")
+    assert f.returncode == 0, f.stderr
+    assert run(root, "grep", "secret").returncode == 1
+    v = run(root, "verify", "--json")
+    report = json.loads(v.stdout.splitlines()[-1])
+    assert v.returncode == 0 and report["ok"] and report["warnings"] == 0, v.stdout
