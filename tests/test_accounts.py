@@ -290,3 +290,17 @@ def test_forget_erases_every_account_and_reseals_each_partition(root):
     v = run(root, "verify", "--json")
     report = json.loads(v.stdout.splitlines()[-1])
     assert v.returncode == 0 and report["ok"] and report["warnings"] == 0, v.stdout
+
+
+def test_tail_and_watch_lists_see_every_account(root):
+    """`tail` lists the accounts' partitions too, and a watcher that sees a new account directory lists just it."""
+    from eventlog.store.layout import log_files_under
+
+    _two_accounts(root)
+    t = run(root, "tail", "-n", "10", "--json")
+    assert sorted(json.loads(x).get("account", "default") for x in t.stdout.splitlines()) == \
+        ["b", "b", "default", "default", "ops"]
+    under = [f.relpath for f in log_files_under(root, root / "raw/telegram/accounts/b")]
+    assert under == [B_FILE.format(d="29"), B_FILE.format(d="30")]
+    assert [f.account for f in log_files_under(root, root / "raw/telegram/accounts")] == ["b", "b", "ops"]
+    assert list(log_files_under(root, root / "raw/telegram/accounts/default")) == []
