@@ -19,7 +19,8 @@ def recall_event(req: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         "event": "recall:query", "channel": "system", "chat_id": "eventlog",
         "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "tool": f"eventlog_{req.get('tool')}", "args": req.get("args") or {},
-        "scope": out.get("scope"), "scope_chat": out.get("chat"), "hits": out.get("hits", 0),
+        "scope": out.get("scope"), "scope_chat": out.get("chat"), "scope_account": req.get("account") or "default",
+        "hits": out.get("hits", 0),
         "ids": out.get("ids") or [], "latency_ms": out.get("latency_ms"), "ok": bool(out.get("ok")),
     }
     if req.get("requester") is not None:

@@ -89,7 +89,7 @@ def windows(since: date | None, until: date | None, today: date | None = None
 def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] | None = None,
          since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10,
          exclude: str | None = None, today: date | None = None,
-         on_problem: Callable[[str], None] | None = None) -> Ranked:
+         on_problem: Callable[[str], None] | None = None, accounts: tuple[str, ...] | None = None) -> Ranked:
     """The best `limit` messages for `query`; `exclude`: an event id to leave out (the question being answered).
 
     Searched in growing date windows, newest first, until `limit` messages contain every (not too common) word: a
@@ -109,7 +109,7 @@ def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] |
             if i in common:
                 continue
             q = recall.GrepQuery(w, "fuzzy" if mode == "fuzzy" else "literal", ignore_case=True, chats=chats,
-                                 since=lo, until=hi, direction=direction)
+                                 since=lo, until=hi, direction=direction, accounts=accounts)
             hits = recall.search(root, q, on_problem)
             try:
                 for h in hits:
@@ -152,7 +152,7 @@ def _neg_ts(ts: Any) -> tuple[int, ...]:
 
 def _lite(ev: dict[str, Any]) -> dict[str, Any]:
     """What a result line needs; the rest of the event (raw update, payload) is not kept in memory."""
-    keep = ("id", "ts", "chat_id", "channel", "direction", "from", "text", "event", "update_type")
+    keep = ("id", "ts", "chat_id", "channel", "account", "direction", "from", "text", "event", "update_type")
     out = {k: ev[k] for k in keep if k in ev}
     payload = ev.get("payload")
     if isinstance(payload, dict) and payload.get("parse_mode"):

@@ -181,7 +181,7 @@ def serve(root: Path) -> None:
 
 
 def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: bool, root: Path, record: bool,
-         as_json: bool) -> None:
+         as_json: bool, account: str) -> None:
     from ..agent.tool import handle
 
     if not chats and not all_chats:
@@ -189,7 +189,7 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
     if all_chats:
         args = {**args, "scope": "all"}
     out = handle({"tool": tool, "args": args, "chat": chats[0] if chats else None, "channel": "telegram",
-                  "all_allowed": all_chats, "origin": {"source": "cli"}}, root, record=record)
+                  "account": account, "all_allowed": all_chats, "origin": {"source": "cli"}}, root, record=record)
     if as_json:
         emit_json(out)
     else:
@@ -203,6 +203,8 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
 @click.argument("query")
 @click.option("--chat", "chats", multiple=False, default=None, metavar="CHAT_ID", help="The chat to search.")
 @click.option("--all", "all_chats", is_flag=True, help="Search every chat (what the owner's scope 'all' does).")
+@click.option("--account", default="default", show_default=True, metavar="ACCOUNT",
+              help="The OpenClaw account the model would be on: the scope is this account's chat (or, with --all, chats).")
 @click.option("--mode", type=click.Choice(["text", "fuzzy", "hybrid"]), default="text", show_default=True)
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
 @click.option("--since", default=None, metavar="DATE")
@@ -212,17 +214,18 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
 @click.option("--json", "as_json", is_flag=True, help="The result object (text, hits, ids, scope, …).")
 @root_option
 @handle_errors
-def search(query: str, chats: str | None, all_chats: bool, mode: str, limit: int, since: str | None,
+def search(query: str, chats: str | None, all_chats: bool, account: str, mode: str, limit: int, since: str | None,
            until: str | None, direction: str | None, record: bool, as_json: bool, root: Path) -> None:
     """Show what `eventlog_search` returns to the model: ranked, redacted lines. Exit 0 hits, 1 none, 2 error.
 
     \b
     Example:
       eventlog agent search "what did we decide about the wifi" --chat 123456789 --since 7d
+      eventlog agent search "invoice" --chat 123456789 --account ops
     """
     args = {k: v for k, v in {"query": query, "mode": mode, "limit": limit, "since": since, "until": until,
                               "direction": direction}.items() if v is not None}
-    _run("search", args, (chats,) if chats else (), all_chats, root, record, as_json)
+    _run("search", args, (chats,) if chats else (), all_chats, root, record, as_json, account)
 
 
 @agent.command()
@@ -231,11 +234,13 @@ def search(query: str, chats: str | None, all_chats: bool, mode: str, limit: int
 @click.option("--after", type=click.IntRange(0, 20), default=5, show_default=True)
 @click.option("--chat", "chats", default=None, metavar="CHAT_ID", help="Only find the event in this chat.")
 @click.option("--all", "all_chats", is_flag=True, help="Find the event in any chat.")
+@click.option("--account", default="default", show_default=True, metavar="ACCOUNT",
+              help="The OpenClaw account the model would be on: the scope is this account's chat (or, with --all, chats).")
 @click.option("--record/--no-record", default=False, show_default=True, help="Write a recall:query event.")
 @click.option("--json", "as_json", is_flag=True, help="The result object (text, ids, …).")
 @root_option
 @handle_errors
-def context(event_id: str, before: int, after: int, chats: str | None, all_chats: bool, record: bool,
+def context(event_id: str, before: int, after: int, chats: str | None, all_chats: bool, account: str, record: bool,
             as_json: bool, root: Path) -> None:
     """The messages around one event, oldest first, redacted — what `eventlog_context` returns.
 
@@ -244,4 +249,4 @@ def context(event_id: str, before: int, after: int, chats: str | None, all_chats
       eventlog agent context 01JDQ3ZK6V4ZCF8W1Y3M5N7P9R --all --before 3 --after 3
     """
     _run("context", {"id": event_id, "before": before, "after": after}, (chats,) if chats else (), all_chats,
-         root, record, as_json)
+         root, record, as_json, account)

@@ -112,6 +112,22 @@ def chat_id_param(ctx: click.Context, param: click.Parameter, value: str | None)
         raise click.BadParameter(str(exc)) from None
 
 
+def account_param(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """`--account` values are OpenClaw account ids (schema.ACCOUNT_RE), never paths."""
+    from ..errors import BadEvent
+    from ..store.schema import check_account
+
+    try:
+        return tuple(check_account(v) for v in value)
+    except BadEvent as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+account_option = click.option(
+    "--account", "accounts", multiple=True, metavar="ACCOUNT", callback=account_param,
+    help="Only this OpenClaw account (repeatable; `default`: events without an account). All accounts if not given.")
+
+
 class Meter:
     """The CLI's one progress display (import, compact, index, search): one line on stderr redrawn in place, at most
     five times a second except for the last state. The library reports progress through callbacks and never prints;

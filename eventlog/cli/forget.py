@@ -75,8 +75,10 @@ def forget(root: Path, chat: str | None, before, retention: bool, reason: str, y
 @root_option
 @handle_errors
 def migrate(root: Path, as_json: bool) -> None:
-    """Bring a v1 log to format v2 (content commitments), so it can be erased. Safe to interrupt and re-run; each
-    rewritten file is recorded in migrations/v2.jsonl. Exit 2 if a damaged file was left alone.
+    """Bring a log to the current format: v1 lines to v2 (content commitments, so they can be erased), and other
+    accounts' lines out of the default account's files into their own (docs/log-format.md, Layout; refused on a log
+    that does not verify). Safe to interrupt and re-run; each rewritten file is recorded in migrations/v2.jsonl.
+    Exit 2 if a damaged file was left alone.
 
     Example: eventlog migrate --root ~/.openclaw/eventlog"""
     from ..store.migrate import migrate as run
@@ -87,9 +89,10 @@ def migrate(root: Path, as_json: bool) -> None:
         for rec in rep.files:
             emit_json({"type": "migrated", **{k: v for k, v in rec.items() if k not in ("event", "channel", "chat_id")}})
         emit_json({"type": "summary", "files": len(rep.files), "lines": rep.lines, "resealed": len(rep.resealed),
-                   "skipped": rep.skipped})
+                   "skipped": rep.skipped, "moved": rep.moved})
     else:
-        click.echo(f"{len(rep.files)} file(s) migrated ({rep.lines} lines), {len(rep.resealed)} resealed", err=True)
+        click.echo(f"{len(rep.files)} file(s) migrated ({rep.lines} lines), {len(rep.resealed)} resealed"
+                   + (f", {rep.moved} line(s) moved to their accounts' files" if rep.moved else ""), err=True)
     for problem in rep.problems:
         click.echo(f"eventlog: {problem}", err=True)
     if rep.skipped:

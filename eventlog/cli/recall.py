@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import click
 
-from .common import CliError, ensure_root, handle_errors, root_option
+from .common import CliError, account_option, ensure_root, handle_errors, root_option
 from .main import cli
 from .timeopts import time_range
 
@@ -30,12 +30,13 @@ _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
                    "the log root). Required for parquet on a terminal.")
 @click.option("--explain", is_flag=True, help="Print the SQL the views expand to (and the files bound), run nothing.")
 @_chat_option
+@account_option
 @time_range
 @root_option
 @handle_errors
 def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_json: bool, output: str | None,
-        explain: bool, chats: tuple[str, ...], since: datetime | None, until: datetime | None, tz: tzinfo,
-        root: Path) -> None:
+        explain: bool, chats: tuple[str, ...], accounts: tuple[str, ...], since: datetime | None,
+        until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Run a read-only DuckDB QUERY over the log (`-` reads it from stdin).
 
     Views: events (every event, explicit schema), messages (received and sent, flattened, with reply_to_message_id
@@ -56,7 +57,7 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
             query = sys.stdin.buffer.read().decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CliError(f"the query on stdin is not UTF-8 (byte {exc.start})") from None
-    scope = q.scope_from(root, chats, since, until, tz)
+    scope = q.scope_from(root, chats, since, until, tz, accounts)
     fmt = "json" if as_json else fmt or ("table" if sys.stdout.isatty() and not output else "json")
     src = q.plan(scope)
     if explain:
@@ -166,13 +167,15 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
               help="Highlight matches (auto: on a terminal, unless $NO_COLOR is set).")
 @_chat_option
+@account_option
 @time_range
 @root_option
 @handle_errors
 def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None, word: bool, invert: bool,
          files_only: bool, context: int, before: int | None, after: int | None, max_count: int | None,
          sender: str | None, direction: str | None, count_only: bool, count_total: bool, as_json: bool, color: str,
-         chats: tuple[str, ...], since: datetime | None, until: datetime | None, tz: tzinfo, root: Path) -> None:
+         chats: tuple[str, ...], accounts: tuple[str, ...], since: datetime | None, until: datetime | None, tz: tzinfo,
+         root: Path) -> None:
     """Search message texts (not JSON keys or other fields). Literal by default. PATTERN may be left out when a
     filter (--from, --direction, --chat, --since, --until) says what to list.
 
@@ -182,6 +185,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
     Examples:
       eventlog grep -i -w deploy --since monday --tz Europe/Berlin
       eventlog grep --from alice --since today -c
+      eventlog grep deploy --account ops
     """
     from ..recall import grep as r
     from ..store import render
@@ -210,7 +214,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
     if not 0 <= score <= 100:
         raise CliError("--fuzzy SCORE must be from 0 to 100")
     q = r.GrepQuery(pattern, "fuzzy" if fuzzy is not None else "regex" if regex else "literal", ignore_case, score,
-                    chats or None, since, until, sender, direction, word, invert)
+                    chats or None, since, until, sender, direction, word, invert, accounts or None)
     problems = lambda msg: click.echo(f"eventlog: {msg}", err=True)  # noqa: E731
     if count_total:
         n = sum(r.count_by_chat(root, q, problems, max_count).values())
@@ -218,11 +222,11 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
         sys.exit(0 if n else 1)
     if count_only:
         counts = r.count_by_chat(root, q, problems, max_count)
-        for (channel, chat), n in counts.items():
+        for (channel, account, chat), n in counts.items():
             if as_json:
-                emit_json({"type": "count", "channel": channel, "chat_id": chat, "count": n})
-            else:
-                click.echo(f"{channel}/{chat}:{n}")
+                emit_json({"type": "count", "channel": channel, "account": account, "chat_id": chat, "count": n})
+            else:  # the partition as the layout names it: telegram/42, telegram/accounts/b/42
+                click.echo(f"{channel}/{chat}:{n}" if account == "default" else f"{channel}/accounts/{account}/{chat}:{n}")
         sys.exit(0 if counts else 1)
     hits = r.limit_per_chat(r.search(root, q, problems), max_count)
     if files_only:
@@ -312,6 +316,7 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
 
 @cli.command()
 @click.option("--chat", required=True, metavar="CHAT_ID", help="The chat to export.")
+@account_option
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet", "md"]), default="jsonl",
               show_default=True, help="jsonl: the log's own lines; csv/parquet: the messages view; md: a transcript.")
 @click.option("-o", "--output", required=True, metavar="FILE",
@@ -319,8 +324,8 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
 @time_range
 @root_option
 @handle_errors
-def export(chat: str, fmt: str, output: str, since: datetime | None, until: datetime | None, tz: tzinfo,
-           root: Path) -> None:
+def export(chat: str, accounts: tuple[str, ...], fmt: str, output: str, since: datetime | None,
+           until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Export one chat (optionally a time range) to a file. Exit 0 when something was written, 1 when the range
     is empty (the file is still written), 2 on error.
 
@@ -328,13 +333,14 @@ def export(chat: str, fmt: str, output: str, since: datetime | None, until: date
     Examples:
       eventlog export --chat 100007 --since last-month --until last-month --format md -o november.md
       eventlog export --chat 100007 --format csv -o chat.csv --tz Europe/Berlin
+      eventlog export --chat 100007 --account ops -o ops-chat.jsonl
     """
     from ..recall.export import export as run_export
     from ..recall.output import atomic_output
 
     ensure_root(root)
     with atomic_output(output, root) as f:
-        n = run_export(root, chat, since, until, fmt, f, tz)
+        n = run_export(root, chat, since, until, fmt, f, tz, accounts or None)
     click.echo(f"eventlog: {n} {'event' if fmt == 'jsonl' else 'message'}(s) written to {output}", err=True)
     sys.exit(0 if n else 1)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..store.layout import locations, root_source
-from .common import chat_id_param, emit_json, ensure_root, handle_errors, root_option, since_until
+from .common import account_option, chat_id_param, emit_json, ensure_root, handle_errors, root_option, since_until
 from .main import cli
 
 
@@ -168,24 +168,29 @@ def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> No
 
 
 @cli.command()
-@click.option("--by", type=click.Choice(["channel", "chat", "day"]), default="chat", show_default=True)
+@click.option("--by", type=click.Choice(["channel", "account", "chat", "day"]), default="chat", show_default=True)
 @click.option("--chat", default=None, callback=chat_id_param, help="Only this chat id.")
+@account_option
 @since_until
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines, one row per group.")
 @root_option
 @handle_errors
-def stats(root: Path, by: str, chat: str | None, since, until, as_json: bool) -> None:
-    """Events and bytes per channel, chat or day. Exit 1 if the range holds no events."""
+def stats(root: Path, by: str, chat: str | None, accounts: tuple[str, ...], since, until, as_json: bool) -> None:
+    """Events and bytes per channel, account, chat or day. Exit 1 if the range holds no events.
+
+    \b
+    Example:
+      eventlog stats --by account --since 2026-11-01"""
     from ..store.stats import stats as run
 
     ensure_root(root)
     total = 0
-    for row in run(root, by, chat, since, until):
+    for row in run(root, by, chat, since, until, list(accounts) or None):
         total += row["events"]
         if as_json:
             emit_json({"type": "stats", **row})
         else:
-            key = "  ".join(str(row[k]) for k in ("channel", "chat_id", "day") if k in row)
+            key = "  ".join(str(row[k]) for k in ("channel", "account", "chat_id", "day") if k in row)
             click.echo(f"{key:<40} {row['events']:>10} events {row['bytes']:>14} bytes")
     if not total:
         sys.exit(1)

@@ -25,7 +25,7 @@ from ..errors import BadEvent, EventlogError
 from ..store.commitment import erase_line, live_ids
 from ..store.erased import ErasedScope
 from ..store.fsutil import replace_file
-from ..store.layout import LogFile, log_files, parse_relpath, seal_relpath
+from ..store.layout import LogFile, log_files, parse_relpath
 from ..store.lock import FileLock
 from .erasure import erase_derived, plan_derived
 
@@ -101,13 +101,13 @@ def _reseal(log: Any, rel: str) -> bool:
     from ..store.seal import measure, seal_record, sealed_index
 
     parsed = parse_relpath(rel)
-    sealed = sealed_index(log.root, parsed[0], parsed[1]).get(rel) if parsed else None
+    sealed = sealed_index(log.root, parsed.channel, parsed.chat_id, parsed.account).get(rel) if parsed else None
     if sealed is None or parsed is None:
         return False
     lines, size, last, _ = measure(log.root / rel)
     if not lines or (sealed["bytes"] == size and sealed["lines"] == lines and sealed["last"] == last):
         return False
-    log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])
+    log.append_stream(parsed.seal, [seal_record(rel, lines, size, last)])
     return True
 
 

@@ -35,6 +35,8 @@ def connect(scope: Scope, src: Sources | None = None) -> tuple["duckdb.DuckDBPyC
     variables: dict[str, Any] = {"el_jsonl": src.jsonl, "el_parquet": src.parquet, "el_excluded": src.excluded}
     if scope.chats:
         variables["el_chats"] = list(scope.chats)
+    if scope.accounts:
+        variables["el_accounts"] = list(scope.accounts)
     if scope.since:
         variables["el_since"] = _naive_utc(scope.since)
         variables["el_since_s"] = iso(scope.since)
@@ -144,6 +146,8 @@ def explain_text(scope: Scope, src: Sources) -> str:
         lines.append("-- units with changed files (run `eventlog compact`): " + ", ".join(src.stale))
     if scope.chats:
         lines.append("-- el_chats = " + ", ".join(scope.chats))
+    if scope.accounts:
+        lines.append("-- el_accounts = " + ", ".join(scope.accounts))
     if scope.since:
         lines.append(f"-- el_since = {iso(scope.since)} (inclusive)")
     if scope.until:

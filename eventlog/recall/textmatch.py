@@ -34,6 +34,7 @@ class GrepQuery:
     direction: str | None = None
     word: bool = False  # -w: only matches with no word character on either side
     invert: bool = False  # -v: messages that do not match
+    accounts: tuple[str, ...] | None = None  # OpenClaw accounts (None: all); "default" is the event without one
 
     def ts_bounds(self) -> tuple[str | None, str | None]:
         """The bounds as the log writes ts (RFC 3339 UTC, ms): string order is time order."""

@@ -46,6 +46,8 @@ def _bounds_where(scope: Scope, ts_expr: str, suffix: str = "") -> str:
     parts = []
     if scope.chats:
         parts.append("list_contains(getvariable('el_chats'), chat_id)")
+    if scope.accounts:
+        parts.append("list_contains(getvariable('el_accounts'), coalesce(account, 'default'))")
     if scope.since:
         parts.append(f"{ts_expr} >= getvariable('el_since{suffix}')")
     if scope.until:
@@ -108,8 +110,8 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
     views = {"events": "CREATE VIEW events AS\n" + "\nUNION ALL\n".join(parts)}
     views["messages"] = (
         "CREATE VIEW messages AS\n"
-        "SELECT ts, channel, chat_id, direction, event, message_id, update_type,\n"
-        f"  {SENDER_SQL} AS sender,\n"
+        "SELECT ts, channel, chat_id, coalesce(account, 'default') AS account, direction, event, message_id,\n"
+        f"  update_type, {SENDER_SQL} AS sender,\n"
         "  CAST(\"from\"->>'id' AS BIGINT) AS sender_id, \"from\"->>'name' AS sender_name,\n"
         "  CAST(\"from\"->>'is_bot' AS BOOLEAN) AS is_bot, text, method,\n"
         "  CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate,\n"
@@ -122,25 +124,28 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
     )
     views["edits"] = (
         "CREATE VIEW edits AS\n"
-        "SELECT e.channel, e.chat_id, e.edits_message_id AS message_id, e.ts AS edited_ts, e.direction,\n"
+        "SELECT e.channel, e.chat_id, e.account, e.edits_message_id AS message_id, e.ts AS edited_ts, e.direction,\n"
         "  coalesce(e.method, e.update_type) AS via, e.text AS new_text, o.ts AS original_ts, o.text AS original_text,\n"
-        "  row_number() OVER (PARTITION BY e.channel, e.chat_id, e.edits_message_id ORDER BY e.ts, e.id) AS version,\n"
+        "  row_number() OVER (PARTITION BY e.channel, e.chat_id, e.account, e.edits_message_id ORDER BY e.ts, e.id)"
+        " AS version,\n"
         "  e.id\n"
-        "FROM messages e LEFT JOIN messages o ON o.channel = e.channel AND o.chat_id = e.chat_id\n"
+        "FROM messages e LEFT JOIN messages o ON o.channel = e.channel AND o.chat_id = e.chat_id"
+        " AND o.account = e.account\n"
         "  AND o.message_id = e.edits_message_id AND NOT o.is_edit\n"
         "WHERE e.is_edit"
     )
     views["chats"] = (
         "CREATE VIEW chats AS\n"
-        f"SELECT channel, chat_id,\n"
+        f"SELECT channel, chat_id, account,\n"
         "  arg_max(c->>'type', ts) FILTER (WHERE c->>'type' IS NOT NULL) AS type,\n"
         "  arg_max(c->>'title', ts) FILTER (WHERE c->>'title' IS NOT NULL) AS title,\n"
         "  arg_max(c->>'username', ts) FILTER (WHERE c->>'username' IS NOT NULL) AS username,\n"
         "  min(ts) AS first_seen, max(ts) AS last_seen,\n"
         "  count(*) FILTER (WHERE direction = 'in') AS received, count(*) FILTER (WHERE direction = 'out') AS sent,\n"
         "  count(*) AS events\n"
-        f"FROM (SELECT channel, chat_id, ts, direction, {_CHAT_OBJ} AS c FROM events WHERE channel <> 'system')\n"
-        "GROUP BY channel, chat_id"
+        f"FROM (SELECT channel, chat_id, coalesce(account, 'default') AS account, ts, direction, {_CHAT_OBJ} AS c\n"
+        "  FROM events WHERE channel <> 'system')\n"
+        "GROUP BY channel, chat_id, account"
     )
     for view, columns in DLP_COLUMNS.items():
         if view in src.dlp:

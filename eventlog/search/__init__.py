@@ -12,6 +12,7 @@ import orjson
 
 from ..errors import EventlogError
 from ..store import render
+from ..store.schema import DEFAULT_ACCOUNT
 from . import embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
@@ -32,6 +33,7 @@ class SearchQuery:
     since: date | None = None
     until: date | None = None
     direction: str | None = None  # in | out
+    accounts: tuple[str, ...] | None = None  # OpenClaw accounts (None: all; "default": events without one)
     limit: int = 10
     candidates: int | None = None  # vector modes. None: vector/hybrid the projection first pass with
     #                                rank.default_candidates, rrf exhaustive; N: the first pass with N candidates;
@@ -54,7 +56,8 @@ class SearchHit:
 
     def as_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "score": round(float(self.score), 6), "id": self.id, "chat_id": self.chat_id,
-                "ts": self.ts, "direction": self.direction, "text": self.text, "sender": self.sender}
+                "ts": self.ts, "direction": self.direction, "text": self.text, "sender": self.sender,
+                "account": (self.event or {}).get("account", DEFAULT_ACCOUNT)}
 
 
 @dataclass
@@ -97,7 +100,7 @@ def _grep(root: Path, q: SearchQuery, text_scan: TextScan | None) -> SearchResul
     if text_scan is None:
         raise SearchError(f"--mode {q.mode} reads the log through recall: pass text_scan=eventlog.recall.grep.newest")
     newest = text_scan(root, q.text, fuzzy=q.mode == "fuzzy", chats=q.chats, since=q.since, until=q.until,
-                       direction=q.direction, limit=q.limit)
+                       direction=q.direction, limit=q.limit, accounts=q.accounts)
     return SearchResult([_hit(i + 1, 1.0, ev) for i, ev in enumerate(newest)], q.mode)
 
 
@@ -152,7 +155,8 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,
-                              _ms(q.until + timedelta(days=1)) if q.until else None, projs, q.threads)
+                              _ms(q.until + timedelta(days=1)) if q.until else None, projs, q.threads,
+                              set(q.accounts) if q.accounts else None)
     if qvec is None:
         score, ok = rank.fuse(scored, mode, q.weight)
         best = rank.top(score, ok, scored, q.limit)
@@ -163,8 +167,8 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     for i, u, row in zip(best.tolist(), uids.tolist(), rows.tolist(), strict=True):
         rec, arr = units[u]
         ev = _read_event(root, rec["files"][arr["file"][row]], int(arr["offset"][row]))
-        if ev is None:
-            continue
+        if ev is None or (q.accounts and ev.get("account", DEFAULT_ACCOUNT) not in q.accounts):
+            continue  # (another account's line in the default account's file: a log not migrated yet)
         hits.append(_hit(len(hits) + 1, float(score[i]), ev))
     store.release_all(MAX_RSS_MB)
     return SearchResult(hits, mode, notes, updated)

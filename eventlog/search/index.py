@@ -169,10 +169,9 @@ def _result(raw: str, day_dirs: dict[str, set[str]], touched: set[str], fresh: d
                 or (model and rec.get("model") != model)):
             files = []
             for mdir in sorted(day_dirs[d]):
-                chat, y, m = mdir.rsplit("/", 3)[1:]
-                ch = mdir[len(prefix):].split("/", 1)[0]
+                chat = mdir.rsplit("/", 3)[1]
                 files.append(Src(date.fromisoformat(d), chat, f"{mdir}/{d[8:10]}.jsonl",
-                                 f"{RAW}/{ch}/chats/{chat}/{y}/{m}/{d[8:10]}.jsonl"))
+                                 f"{RAW}/{mdir[len(prefix):]}/{d[8:10]}.jsonl"))  # either layout (store/layout.py)
             out.check[d] = files
     return out
 

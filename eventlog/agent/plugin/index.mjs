@@ -87,13 +87,23 @@ export function scopeFromContext(ctx, config = {}) {
       source = "deliveryContext.to";
     }
   }
+  // The account the conversation runs on (a private chat's id is the user's id, the same under each of the gateway's
+  // bots): the delivery's account, else the agent's; none means OpenClaw's default account (docs/agent.md, Trust).
+  const accountFrom = typeof dc.accountId === "string" && dc.accountId ? "deliveryContext.accountId"
+    : typeof ctx?.agentAccountId === "string" && ctx.agentAccountId ? "agentAccountId" : null;
+  const account = accountFrom === "deliveryContext.accountId" ? dc.accountId
+    : accountFrom === "agentAccountId" ? ctx.agentAccountId : null;
   const requester = ctx?.requesterSenderId != null ? String(ctx.requesterSenderId) : null;
   const allowList = Array.isArray(config.allowAll) ? config.allowAll.map(String) : [];
   const owner = ctx?.senderIsOwner === true;
   const allAllowed = owner || (requester !== null && allowList.includes(requester));
+  // scope "all" covers the account's chats; `allScopeAccounts` (a list, or "*" for every account) widens it
+  const allAccounts = config.allScopeAccounts === "*" ? "*"
+    : Array.isArray(config.allScopeAccounts) ? config.allScopeAccounts.map(String) : undefined;
   return {
-    chat, channel: channel ?? "telegram", requester, allAllowed,
-    origin: { chat_from: source, channel, sender_is_owner: owner, allow_listed: !owner && allAllowed },
+    chat, channel: channel ?? "telegram", account, allAccounts, requester, allAllowed,
+    origin: { chat_from: source, account_from: accountFrom, channel, sender_is_owner: owner,
+      allow_listed: !owner && allAllowed },
   };
 }
 
@@ -255,6 +265,8 @@ function makeTool(name, kind, ctx, config, runner) {
         channel: scope.channel, all_allowed: scope.allAllowed, requester: scope.requester, t0_ms: t0,
         origin: scope.origin,
       };
+      if (scope.account !== null) request.account = scope.account;
+      if (scope.allAccounts !== undefined) request.all_accounts = scope.allAccounts;
       let out;
       try {
         out = await runner(request);
