@@ -253,3 +253,12 @@ def test_seal_and_compact_until(root: Path) -> None:
     assert r.exit_code == 0 and [json.loads(x)["rows"] for x in r.output.splitlines()] == [2]
     r = run("compact", "--until", "someday", "--root", str(root))
     assert r.exit_code == 2 and r.stderr.count("\n") == 1
+
+
+def test_dlp_show_and_review_print_in_the_zone(root: Path) -> None:
+    EventLog(root, fsync="never").append_stream("dlp/alerts.jsonl", [_alert("2026-11-30T10:00:00.000Z")])
+    aid = json.loads(run("dlp", "alerts", "--json", "--root", str(root)).output)["id"]
+    r = run("dlp", "show", aid, "--tz", "Asia/Tokyo", "--root", str(root))
+    assert r.exit_code == 0 and "2026-11-30T19:00:00.000+09:00" in r.output
+    r = run("dlp", "review", "--interactive", "--tz", "Asia/Tokyo", "--root", str(root), input="q\n")
+    assert "2026-11-30T19:00:00.000+09:00" in r.output and "10:00:00.000Z" not in r.output

@@ -238,10 +238,11 @@ def show(root: Path, alert_id: str, context: int, as_json: bool, tz: Any) -> Non
 @click.option("--note", default="", help="Why (kept with the review).")
 @click.option("--reviewer", default=None, help="Default: $EVENTLOG_REVIEWER or the login name.")
 @click.option("--interactive", is_flag=True, hidden=True, help="Run the review loop even when stdin is not a tty.")
+@zone_only
 @root_option
 @handle_errors
 def review(root: Path, alert_id: str | None, verdict: str | None, note: str, reviewer: str | None,
-           interactive: bool) -> None:
+           interactive: bool, tz: Any) -> None:
     """Record a resolution on an alert (ID --resolution R --note TEXT), or without ID review open alerts one by one
     (y real / f false positive / r revoked / w won't fix / t used in tests, then a note; s skip / b back / q quit).
     A false_positive allowlists the fingerprint. A note that contains a secret is refused.
@@ -263,7 +264,10 @@ def review(root: Path, alert_id: str | None, verdict: str | None, note: str, rev
         raise click.UsageError("--resolution needs an alert id")
     if not (interactive or sys.stdin.isatty()):
         raise CliError("the interactive review needs a terminal; use `eventlog dlp review ID --verdict V`")
-    done = loop(root, reviewer, click.echo, lambda prompt: click.prompt(prompt, default="s", show_default=False))
+    from ..recall.output import local_ts
+
+    done = loop(root, reviewer, click.echo, lambda prompt: click.prompt(prompt, default="s", show_default=False),
+                show_ts=lambda ts: local_ts(ts, tz))
     click.echo(f"{done} review(s) recorded")
 
 
