@@ -6,14 +6,16 @@ UTC day then spans two local days — are read line by line for each event's ts.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Iterator
 
 import orjson
 
-from ..errors import EventlogError
+from ..errors import BadEvent, EventlogError
 from .layout import LogFile, log_files, utc_days
+from .schema import normalize_ts
 
 BY = ("channel", "chat", "day")
 
@@ -27,13 +29,45 @@ def _count_lines(path: Path) -> tuple[int, int]:
     return lines, size
 
 
-def _ts(line: bytes) -> datetime | None:
+_TS_KEY = b'"ts":"'
+_TS_LEN = len("2026-12-01T21:30:00.000Z")  # the writer's canonical ts (schema.normalize_ts)
+
+
+def _ts(line: bytes) -> str | None:
+    """The event's ts as written. A line holding the key once holds it at the top level (a `"ts":"` inside a string
+    value is escaped, so only a key matches): sliced, no JSON parse — the parse is most of the cost. Otherwise parse."""
+    i = line.find(_TS_KEY)
+    if i >= 0 and line.find(_TS_KEY, i + 1) < 0:
+        end = i + len(_TS_KEY) + _TS_LEN
+        if line[end:end + 1] == b'"':
+            return line[i + len(_TS_KEY):end].decode("ascii", "replace")
     try:
         ev = orjson.loads(line)
-        ts = ev.get("ts") if isinstance(ev, dict) else None
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")) if isinstance(ts, str) else None
-    except (orjson.JSONDecodeError, ValueError):
+    except orjson.JSONDecodeError:
         return None
+    ts = ev.get("ts") if isinstance(ev, dict) else None
+    try:
+        return normalize_ts(ts)
+    except BadEvent:
+        return None
+
+
+def _iso(t: datetime) -> str:
+    return normalize_ts(t.astimezone(timezone.utc).isoformat())
+
+
+def _local_days(day_start: datetime, tz: tzinfo) -> tuple[list[str], list[str]]:
+    """Where a UTC day's events change local date in `tz`: (the instants as ts text, sorted; the local date before the
+    first and after each). ts text compares as time, so each event is placed by bisecting its ts."""
+    first = day_start.astimezone(tz).date()
+    last = (day_start + timedelta(days=1) - timedelta(microseconds=1)).astimezone(tz).date()
+    cuts, labels = [], [first.isoformat()]
+    d = first
+    while d < last:
+        d += timedelta(days=1)
+        cuts.append(_iso(datetime(d.year, d.month, d.day, tzinfo=tz)))
+        labels.append(d.isoformat())
+    return cuts, labels
 
 
 def _by_event(lf: LogFile, since: datetime | None, until: datetime | None, tz: tzinfo
@@ -41,13 +75,15 @@ def _by_event(lf: LogFile, since: datetime | None, until: datetime | None, tz: t
     """(local day, events, bytes) of one file, event by event. A line without a readable ts (a torn tail, damage)
     counts at its file's UTC day start, as a whole-file count would have counted it."""
     start = datetime(lf.day.year, lf.day.month, lf.day.day, tzinfo=timezone.utc)
+    lo, hi, at_start = (_iso(since) if since else None), (_iso(until) if until else None), _iso(start)
+    cuts, labels = _local_days(start, tz)
     per_day: dict[str, list[int]] = {}
     with open(lf.path, "rb") as f:
         for line in f:
-            t = _ts(line) or start
-            if (since and t < since) or (until and t >= until):
+            ts = _ts(line) or at_start
+            if (lo and ts < lo) or (hi and ts >= hi):
                 continue
-            agg = per_day.setdefault(t.astimezone(tz).date().isoformat(), [0, 0])
+            agg = per_day.setdefault(labels[bisect_right(cuts, ts)], [0, 0])
             agg[0] += line.endswith(b"\n")
             agg[1] += len(line)
     for day, (n, size) in per_day.items():
