@@ -13,10 +13,10 @@ from typing import Any, Callable
 import click
 
 from ..errors import EventlogError
+from ..recall.when import FORMS
 from .common import command_root, fail, user_config
 
-WHEN_HELP = ("today, yesterday, 30m/12h/7d/2w, this-week, last-week, this-month, last-month, monday…, YYYY-MM, "
-             "YYYY-MM-DD, RFC 3339")
+WHEN_HELP = FORMS  # the grammar's own list of its forms
 TZ_HELP = "Time zone for WHEN values and shown times (default: $EVENTLOG_TZ, else the config's tz, else the system's)."
 
 
@@ -33,19 +33,20 @@ def user_zone(tz_name: str | None, root: Path) -> tzinfo:
     return when.zone(tz_name, configured=configured, configured_in=where or "the config file")
 
 
-def _tz_option(f: Callable) -> Callable:
-    return click.option("--tz", "tz_name", default=None, metavar="ZONE", help=TZ_HELP)(f)
+_tz_option = click.option("--tz", "tz_name", default=None, metavar="ZONE", help=TZ_HELP)
+_since_option = click.option("--since", "since_text", default=None, metavar="WHEN",
+                             help=f"From the start of WHEN, in the zone ({WHEN_HELP}).")
+_until_option = click.option("--until", "until_text", default=None, metavar="WHEN",
+                             help=f"Up to the end of WHEN, in the zone ({WHEN_HELP}).")
 
 
 def time_range(f: Callable) -> Callable:
     """Adds --since WHEN, --until WHEN, --tz ZONE; the command receives `since`/`until` (aware datetimes or None,
     [since, until)) and `tz`."""
 
+    @_since_option
+    @_until_option
     @_tz_option
-    @click.option("--until", "until_text", default=None, metavar="WHEN",
-                  help=f"Up to the end of WHEN, in the zone ({WHEN_HELP}).")
-    @click.option("--since", "since_text", default=None, metavar="WHEN",
-                  help=f"From the start of WHEN, in the zone ({WHEN_HELP}).")
     @functools.wraps(f)
     def wrapper(*args: Any, since_text: str | None, until_text: str | None, tz_name: str | None, **kwargs: Any) -> Any:
         from ..recall import when
@@ -84,9 +85,6 @@ def cutoff(old: str | None = None, old_help: str = "", old_is_start: bool = Fals
     `--through WHEN` up to its end (an alias of --until)."""
 
     def deco(f: Callable) -> Callable:
-        @_tz_option
-        @click.option("--until", "until_text", default=None, metavar="WHEN",
-                      help=f"Up to the end of WHEN, in the zone ({WHEN_HELP}).")
         @functools.wraps(f)
         def wrapper(*args: Any, until_text: str | None, tz_name: str | None, old_text: str | None = None,
                     **kwargs: Any) -> Any:
@@ -106,9 +104,10 @@ def cutoff(old: str | None = None, old_help: str = "", old_is_start: bool = Fals
                 fail(str(exc))
             return f(*args, until=until, tz=tz, **kwargs)
 
+        wrapper = _tz_option(wrapper)  # shown in --help as --until, the older flag, --tz
         if old is not None:
             wrapper = click.option(old, "old_text", default=None, metavar="WHEN", help=old_help)(wrapper)
-        return wrapper
+        return _until_option(wrapper)
 
     return deco
 
