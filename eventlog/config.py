@@ -57,6 +57,8 @@ def load_config(root: Path, env: Mapping[str, str] | None = None) -> Config:
         data = {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise EventlogError(f"{path}: not valid TOML ({exc})") from None
+    except OSError as exc:  # a directory, no permission: the config is unreadable, not absent
+        raise EventlogError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
     for key, var in KEYS.items():
         if env.get(var):
             cfg.values[key] = _check(key, env[var], f"${var}")

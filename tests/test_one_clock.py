@@ -262,3 +262,9 @@ def test_dlp_show_and_review_print_in_the_zone(root: Path) -> None:
     assert r.exit_code == 0 and "2026-11-30T19:00:00.000+09:00" in r.output
     r = run("dlp", "review", "--interactive", "--tz", "Asia/Tokyo", "--root", str(root), input="q\n")
     assert "2026-11-30T19:00:00.000+09:00" in r.output and "10:00:00.000Z" not in r.output
+
+
+def test_an_unreadable_config_is_one_line(seconds: Path) -> None:
+    (seconds / "config.toml").mkdir()
+    r = run("grep", "hello", "--root", str(seconds))
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "cannot read the config file" in r.stderr
