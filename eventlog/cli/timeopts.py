@@ -13,18 +13,16 @@ from typing import Any, Callable
 import click
 
 from ..errors import EventlogError
-from ..recall.when import FORMS
+from ..recall import when
 from .common import command_root, fail, user_config
 
-WHEN_HELP = FORMS  # the grammar's own list of its forms
+WHEN_HELP = when.FORMS  # the grammar's own list of its forms
 TZ_HELP = "Time zone for WHEN values and shown times (default: $EVENTLOG_TZ, else the config's tz, else the system's)."
 
 
 def user_zone(tz_name: str | None, root: Path) -> tzinfo:
     """when.zone with the config file's `tz` (read only when neither --tz nor $EVENTLOG_TZ decides)."""
     import os
-
-    from ..recall import when
 
     configured = where = None
     if tz_name is None and not os.environ.get("EVENTLOG_TZ"):
@@ -49,8 +47,6 @@ def time_range(f: Callable) -> Callable:
     @_tz_option
     @functools.wraps(f)
     def wrapper(*args: Any, since_text: str | None, until_text: str | None, tz_name: str | None, **kwargs: Any) -> Any:
-        from ..recall import when
-
         try:
             tz = user_zone(tz_name, command_root(kwargs.get("root_opt")))
             since = when.since(since_text, tz) if since_text is not None else None
@@ -88,8 +84,6 @@ def cutoff(old: str | None = None, old_help: str = "", old_is_start: bool = Fals
         @functools.wraps(f)
         def wrapper(*args: Any, until_text: str | None, tz_name: str | None, old_text: str | None = None,
                     **kwargs: Any) -> Any:
-            from ..recall import when
-
             if until_text is not None and old_text is not None:
                 fail(f"--until and {old} are the same bound: give one")
             try:
