@@ -412,21 +412,24 @@ def test_status_cli_exit_codes(tmp_path: Path) -> None:
 
 
 def test_search_reads_recent_windows_first(tmp_path: Path) -> None:
-    from datetime import date
+    from datetime import date, datetime, timezone
 
     from eventlog.agent.search import rank, windows
 
+    def day(y: int, m: int, d: int) -> datetime:  # windows are exact instants: UTC day starts
+        return datetime(y, m, d, tzinfo=timezone.utc)
+
     today = date(2026, 11, 30)
-    assert windows(None, None, today) == [(date(2026, 11, 24), None), (date(2026, 10, 31), None),
-                                          (date(2026, 8, 31), None), (None, None)]
-    assert windows(date(2026, 11, 1), None, today) == [(date(2026, 11, 24), None), (date(2026, 11, 1), None)]
+    assert windows(None, None, today) == [(day(2026, 11, 24), None), (day(2026, 10, 31), None),
+                                          (day(2026, 8, 31), None), (None, None)]
+    assert windows(day(2026, 11, 1), None, today) == [(day(2026, 11, 24), None), (day(2026, 11, 1), None)]
     root = tmp_path / "root"
     w = EventLog(root)
     old = w.append(msg("9", "2026-01-05T10:00:00Z", "deploy plan alpha"))["id"]
     new = [w.append(msg("9", f"2026-11-2{d}T10:00:00Z", f"deploy plan beta {d}"))["id"] for d in (5, 8)]
     only_old = w.append(msg("9", "2026-02-01T10:00:00Z", "the vintage word"))["id"]
     r = rank(root, "deploy plan", chats=("9",), limit=2, today=today)
-    assert [f.event["id"] for f in r.hits] == new[::-1] and r.searched_since == date(2026, 11, 24)
+    assert [f.event["id"] for f in r.hits] == new[::-1] and r.searched_since == day(2026, 11, 24)
     r = rank(root, "deploy plan", chats=("9",), limit=3, today=today)
     assert [f.event["id"] for f in r.hits] == [new[1], new[0], old] and r.searched_since is None
     r = rank(root, "vintage", chats=("9",), today=today)

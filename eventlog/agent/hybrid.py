@@ -5,7 +5,7 @@ why, and the caller falls back to text search and says so in the result's header
 """
 from __future__ import annotations
 
-from datetime import date
+from datetime import datetime
 from pathlib import Path
 
 from ..errors import EventlogError
@@ -13,7 +13,7 @@ from ..search import SearchQuery, search
 from .search import Found, Ranked, query_words
 
 
-def hybrid_search(root: Path, query: str, *, chats: tuple[str, ...] | None, since: date | None, until: date | None,
+def hybrid_search(root: Path, query: str, *, chats: tuple[str, ...] | None, since: datetime | None, until: datetime | None,
                   direction: str | None, limit: int, accounts: tuple[str, ...] | None = None
                   ) -> tuple[Ranked | None, str, str]:
     """(the ranked hits, a note or why not, the mode that ran: "hybrid", "bm25" without the model, "text" on failure)."""

@@ -21,13 +21,14 @@ import html
 import re
 import time
 from dataclasses import dataclass
-from datetime import date
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
 from ..errors import EventlogError
 from ..store import render
-from ..store.layout import parse_when, resolve_root
+from ..recall import when
+from ..store.layout import resolve_root
 from ..store.schema import ACCOUNT_RE, DEFAULT_ACCOUNT
 
 MAX_LIMIT = 50
@@ -98,13 +99,15 @@ def _cap(header: str, lines: list[str], more: int) -> tuple[str, int]:
     return "\n".join(out), shown
 
 
-def _date(v: Any, name: str) -> date | None:
+def _when(v: Any, name: str, tz: tzinfo) -> datetime | None:
+    """`since`: the start of the WHEN, `until`: its end (eventlog/recall/when.py, the CLI's grammar and zone)."""
     if v in (None, ""):
         return None
     try:
-        return parse_when(str(v))
+        return (when.since if name == "since" else when.until)(str(v), tz)
     except EventlogError:
-        raise ToolError(f"{name} must be a date like 2026-11-30, 'yesterday' or '7d', not {str(v)[:40]!r}") from None
+        raise ToolError(f"{name} must be a time like 2026-11-30, 2026-11-30T18:00:00+03:00, 'yesterday' or '7d', "
+                        f"not {str(v)[:40]!r}") from None
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ def resolve_scope(req: dict[str, Any]) -> Where:
     return Where("chat", (str(chat),), (account,), note)
 
 
-def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
+def _search(root: Path, req: dict[str, Any], scanner: Any, tz: tzinfo) -> dict[str, Any]:
     from .search import rank
 
     args = req.get("args") or {}
@@ -162,7 +165,9 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
     direction = args.get("direction")
     if direction not in (None, "", "in", "out"):
         raise ToolError("direction must be 'in' (messages the agent received) or 'out' (messages it sent)")
-    since, until = _date(args.get("since"), "since"), _date(args.get("until"), "until")
+    since, until = _when(args.get("since"), "since", tz), _when(args.get("until"), "until", tz)
+    if since and until and since >= until:
+        raise ToolError("since must be before until")
     allowed = resolve_scope(req)
     scope, chats, accounts = allowed.scope, allowed.chats, allowed.accounts
     notes = [allowed.note] if allowed.note else []
@@ -198,7 +203,7 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
     where = "all chats" if scope == "all" or chats is None else \
         f"this chat ({req.get('channel') or 'telegram'}{acct} {chats[0]})"
     words = ", ".join(ranked.words)
-    back = (f" since {ranked.searched_since.isoformat()} (older days not read: enough matches; pass until to look "
+    back = (f" since {when.iso(ranked.searched_since)} (older days not read: enough matches; pass until to look "
             f"further back)") if ranked.searched_since else ""
     head = (f"eventlog_search: {ranked.total} message(s) match [{words}] in {where}{back}, mode {used}; "
             f"showing {min(limit, len(ranked.hits))}, best first (ties: newest first).")
@@ -240,8 +245,10 @@ def _context(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
             "chat": got.target.get("chat_id"), "notes": []}
 
 
-def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True) -> dict[str, Any]:
-    """Run one request; never raises: a failure is an `ok: false` result whose text tells the model what happened."""
+def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True,
+           tz: tzinfo | None = None) -> dict[str, Any]:
+    """Run one request; never raises: a failure is an `ok: false` result whose text tells the model what happened.
+    `tz`: the zone of `since`/`until` without an offset (default: when.zone(), the environment's)."""
     t_start = time.time()
     tool = req.get("tool")
     try:
@@ -251,7 +258,7 @@ def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True
         if not (root / "raw").is_dir():
             raise ToolError(f"there is no event log at {root} yet (the eventlog tap writes it)")
         scanner = _scanner(root)
-        out = (_search if tool == "search" else _context)(root, req, scanner)
+        out = _search(root, req, scanner, tz or when.zone()) if tool == "search" else _context(root, req, scanner)
         out["ok"] = True
     except ToolError as exc:
         out = {"ok": False, "text": f"eventlog_{tool}: {exc}.", "hits": 0, "ids": [], "error": str(exc),

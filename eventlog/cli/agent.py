@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import orjson
 
 from .common import CliError, emit_json, handle_errors, root_option
 from .main import cli
+from .timeopts import WHEN_HELP, user_zone, zone_only
 
 _config_option = click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
                               help="OpenClaw config (default: $OPENCLAW_CONFIG_PATH, $OPENCLAW_STATE_DIR/openclaw.json, "
@@ -144,7 +146,7 @@ def call(root: Path) -> None:
         raise CliError(f"the request on stdin is not JSON: {exc}") from None
     if not isinstance(req, dict):
         raise CliError("the request on stdin must be a JSON object")
-    out = handle(req, root)
+    out = handle(req, root, tz=user_zone(None, root))
     emit_json(out)  # JSON without --json: this is the plugin's protocol (a request object in, a result object out)
     if out.get("record_error"):
         click.echo(f"eventlog: {out['record_error']}", err=True)
@@ -163,13 +165,14 @@ def serve(root: Path) -> None:
     """
     from ..agent.tool import handle
 
+    tz = user_zone(None, root)
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
         req = None
         try:
             req = orjson.loads(line)
-            out = handle(req, root) if isinstance(req, dict) else {"ok": False, "error": "not an object"}
+            out = handle(req, root, tz=tz) if isinstance(req, dict) else {"ok": False, "error": "not an object"}
         except orjson.JSONDecodeError as exc:
             out = {"ok": False, "error": f"not JSON: {exc}"}
         if isinstance(req, dict) and "seq" in req:
@@ -181,7 +184,7 @@ def serve(root: Path) -> None:
 
 
 def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: bool, root: Path, record: bool,
-         as_json: bool, account: str) -> None:
+         as_json: bool, account: str = "default", tz: tzinfo | None = None) -> None:
     from ..agent.tool import handle
 
     if not chats and not all_chats:
@@ -189,7 +192,8 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
     if all_chats:
         args = {**args, "scope": "all"}
     out = handle({"tool": tool, "args": args, "chat": chats[0] if chats else None, "channel": "telegram",
-                  "account": account, "all_allowed": all_chats, "origin": {"source": "cli"}}, root, record=record)
+                  "account": account, "all_allowed": all_chats, "origin": {"source": "cli"}}, root, record=record,
+                 tz=tz)
     if as_json:
         emit_json(out)
     else:
@@ -207,16 +211,19 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
               help="The OpenClaw account the model would be on: the scope is this account's chat (or, with --all, chats).")
 @click.option("--mode", type=click.Choice(["text", "fuzzy", "hybrid"]), default="text", show_default=True)
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
-@click.option("--since", default=None, metavar="DATE")
-@click.option("--until", default=None, metavar="DATE")
+@click.option("--since", default=None, metavar="WHEN", help=f"From the start of WHEN, in the zone ({WHEN_HELP}).")
+@click.option("--until", default=None, metavar="WHEN", help=f"Up to the end of WHEN, in the zone ({WHEN_HELP}).")
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None)
 @click.option("--record/--no-record", default=False, show_default=True, help="Write a recall:query event.")
 @click.option("--json", "as_json", is_flag=True, help="The result object (text, hits, ids, scope, …).")
+@zone_only
 @root_option
 @handle_errors
 def search(query: str, chats: str | None, all_chats: bool, account: str, mode: str, limit: int, since: str | None,
-           until: str | None, direction: str | None, record: bool, as_json: bool, root: Path) -> None:
-    """Show what `eventlog_search` returns to the model: ranked, redacted lines. Exit 0 hits, 1 none, 2 error.
+           until: str | None, direction: str | None, record: bool, as_json: bool, tz: tzinfo, root: Path) -> None:
+    """Show what `eventlog_search` returns to the model: ranked, redacted lines (times in UTC, as the model reads
+    them). --since/--until are the tool's `since`/`until`, parsed by the tool as the model's are. Exit 0 hits,
+    1 none, 2 error.
 
     \b
     Example:
@@ -225,7 +232,7 @@ def search(query: str, chats: str | None, all_chats: bool, account: str, mode: s
     """
     args = {k: v for k, v in {"query": query, "mode": mode, "limit": limit, "since": since, "until": until,
                               "direction": direction}.items() if v is not None}
-    _run("search", args, (chats,) if chats else (), all_chats, root, record, as_json, account)
+    _run("search", args, (chats,) if chats else (), all_chats, root, record, as_json, account, tz)
 
 
 @agent.command()

@@ -11,7 +11,7 @@ import click
 import orjson
 
 from ..errors import EventlogError
-from ..store.layout import parse_when, resolve_root
+from ..store.layout import resolve_root
 
 
 def root_option(f: Callable) -> Callable:
@@ -21,11 +21,15 @@ def root_option(f: Callable) -> Callable:
                   help="Log root (default: $EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~/.openclaw/eventlog).")
     @functools.wraps(f)
     def wrapper(*args: Any, root_opt: str | None = None, **kwargs: Any) -> Any:
-        ctx = click.get_current_context()
-        group_root = (ctx.find_root().obj or {}).get("root")
-        return f(*args, root=resolve_root(root_opt or group_root), **kwargs)
+        return f(*args, root=command_root(root_opt), **kwargs)
 
     return wrapper
+
+
+def command_root(root_opt: str | None) -> Path:
+    """The root a command works on: its --root, else the group's, else the environment's (layout.resolve_root)."""
+    group_root = (click.get_current_context().find_root().obj or {}).get("root")
+    return resolve_root(root_opt or group_root)
 
 
 class CliError(EventlogError):
@@ -63,22 +67,10 @@ def handle_errors(f: Callable) -> Callable:
     return wrapper
 
 
-def date_option(name: str, help: str) -> Callable:
-    def convert(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-        if value is None:
-            return None
-        try:
-            return parse_when(value)
-        except EventlogError as exc:
-            raise click.BadParameter(str(exc)) from None
-
-    return click.option(name, callback=convert, default=None, metavar="DATE", help=help)
-
-
 def since_until(f: Callable) -> Callable:
-    """--since/--until WHEN and --tz ZONE for commands that work on whole day files: the options and their parsing
-    are timeopts.time_range's; the command receives the UTC days (inclusive dates) whose files can hold the period.
-    Commands that filter events exactly use eventlog/cli/timeopts.time_range itself."""
+    """--since/--until WHEN and --tz ZONE for commands that work on whole day files (verify): the options and their
+    parsing are timeopts.time_range's; the command receives the UTC days (inclusive dates) whose files can hold the
+    period. Commands that filter events exactly use eventlog/cli/timeopts.time_range itself."""
     from ..recall import when
     from .timeopts import time_range  # here, not at the top: timeopts imports this module
 
@@ -88,6 +80,22 @@ def since_until(f: Callable) -> Callable:
         return f(*args, since=first, until=last, **kwargs)
 
     return time_range(days)
+
+
+_warned: set[str] = set()
+
+
+def user_config(root: Path) -> Any:
+    """The config file (eventlog/config.py) as commands read it: unknown keys get one warning line on stderr per file
+    and process (a misspelt `tz` or `retention_days` would otherwise be ignored without a word)."""
+    from ..config import load_config
+
+    cfg = load_config(root)
+    if cfg.unknown and str(cfg.path) not in _warned:
+        _warned.add(str(cfg.path))
+        click.echo(f"eventlog: warning: {cfg.path}: unknown key(s) ignored: {', '.join(cfg.unknown)} "
+                   "(known: retention_days, tz)", err=True)
+    return cfg
 
 
 def emit_json(obj: Any) -> None:

@@ -2,18 +2,22 @@
 from __future__ import annotations
 
 import sys
+from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 
 import click
 
 from ..errors import EventlogError
-from .common import CliError, date_option, emit_json, ensure_root, handle_errors, root_option
+from ..recall.when import iso
+from .common import CliError, emit_json, ensure_root, handle_errors, root_option, user_config
 from .main import cli
+from .timeopts import cutoff, first_day_from
 
 
 @cli.command()
 @click.option("--chat", default=None, help="Forget this chat id (in every channel).")
-@date_option("--before", "Forget events on UTC days before this one (YYYY-MM-DD, RFC 3339, 30d, …).")
+@cutoff("--before", "Forget the day files wholly before the start of WHEN (the older flag; --until is WHEN's end).",
+        old_is_start=True)
 @click.option("--retention", is_flag=True,
               help="Forget everything older than retention_days (config file or $EVENTLOG_RETENTION_DAYS).")
 @click.option("--reason", required=True, help="Why (recorded in the log:erased event).")
@@ -21,22 +25,28 @@ from .main import cli
 @click.option("--json", "as_json", is_flag=True, help="The plan (or the result) as JSON Lines.")
 @root_option
 @handle_errors
-def forget(root: Path, chat: str | None, before, retention: bool, reason: str, yes: bool, as_json: bool) -> None:
+def forget(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, retention: bool, reason: str, yes: bool,
+           as_json: bool) -> None:
     """Erase the content of a chat and/or of old days everywhere under the root: log lines (the hash chain, seals and
     earlier heads keep verifying), Parquet units and vocabularies, DLP review notes. Writes a log:erased event.
+
+    Erasure works on whole UTC day files: --until WHEN erases the day files that lie wholly before the end of WHEN;
+    events of WHEN that share a day file with later events are kept, and the command says so.
 
     Exit 0 when the selection is erased (or already was), 1 when it matches no day file, 2 on error.
 
     Example: eventlog forget --chat 42 --reason "user asked (ticket 1234)" --yes"""
-    from datetime import datetime, timedelta, timezone
-
-    from ..config import load_config
     from ..ops.forget import forget as run
     from ..ops.forget import plan
 
     ensure_root(root)
+    before = first_day_from(until)
+    if until is not None and before is not None and until > datetime(before.year, before.month, before.day,
+                                                                      tzinfo=timezone.utc):
+        click.echo(f"eventlog: note: the events from {before.isoformat()}T00:00Z to {iso(until)} are kept: they share "
+                   "that UTC day's file with later events (forget erases whole day files)", err=True)
     if retention:
-        cfg = load_config(root)
+        cfg = user_config(root)
         days = cfg.get("retention_days")
         if days is None:
             raise EventlogError(f"--retention: no retention_days in {cfg.path} (or $EVENTLOG_RETENTION_DAYS)")

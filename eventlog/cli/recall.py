@@ -11,7 +11,7 @@ import click
 
 from .common import CliError, account_option, ensure_root, handle_errors, root_option
 from .main import cli
-from .timeopts import time_range
+from .timeopts import cutoff, first_day_from, time_range
 
 _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
                             help="Only this chat (repeatable). Prunes the files read.")
@@ -90,25 +90,26 @@ def _report_skipped(bad: list[tuple[str, int]]) -> None:
 
 
 @cli.command()
-@click.option("--before", default=None, metavar="DATE",
-              help="Compact day files dated before this UTC day (default: today, so every closed day).")
+@cutoff("--before", "Compact the day files wholly before the start of WHEN (the older flag; --until is WHEN's end).",
+        old_is_start=True)
 @click.option("--rebuild", is_flag=True, help="Rebuild every unit from the JSONL, even unchanged ones.")
 @click.option("--check", is_flag=True, help="Re-verify every published unit against its record; compact nothing.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per unit.")
 @root_option
 @handle_errors
-def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root: Path) -> None:
+def compact(until: datetime | None, tz: tzinfo, rebuild: bool, check: bool, as_json: bool, root: Path) -> None:
     """Copy closed days into Parquet (one file per month) so SQL over long ranges is fast. The JSONL stays canonical:
     a unit is checked (row count + content hash) before it is published; a query reads a day file from it only
-    while the file's identity (size, mtime, ctime, inode) is unchanged, else from JSONL.
+    while the file's identity (size, mtime, ctime, inode) is unchanged, else from JSONL. Units are UTC months of
+    UTC day files: --until compacts the day files that lie wholly before the end of WHEN (default: every closed day).
 
     \b
     Examples:
       eventlog compact                 # every closed UTC day
+      eventlog compact --until last-month
       eventlog compact --check         # exit 2 if any unit cannot be loaded or verified
     """
     from ..recall import compact as c
-    from ..store.layout import parse_when
     from .common import bar, emit_json, progress_meter
 
     ensure_root(root)
@@ -127,7 +128,7 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
         if meter is not None and total:
             meter.show(f"compacting {bar(done, total)} {done}/{total} {label:8}", last=done == total)
 
-    results = c.compact(root, parse_when(before) if before else None, rebuild, show)
+    results = c.compact(root, first_day_from(until), rebuild, show)
     for r in results:
         if as_json:
             emit_json({"type": "unit", "unit": r.unit, "action": r.action, "rows": r.rows, "files": r.files,
@@ -267,21 +268,19 @@ def _style(paint: bool) -> Callable[[str, str], str]:
 @click.option("-f", "--follow", is_flag=True, help="Keep printing events as they are appended (Ctrl-C to stop).")
 @click.option("-n", "--lines", "count", type=click.IntRange(0), default=10, show_default=True,
               help="How many of the last events to print first.")
-@click.option("--since", "since_text", default=None, metavar="WHEN",
-              help="Print every event since WHEN (instead of the last -n), in time order.")
-@click.option("--tz", "tz_name", default=None, metavar="ZONE",
-              help="Zone for --since and displayed times (default: $EVENTLOG_TZ, else the system's).")
 @click.option("--cursor", default=None, metavar="NAME",
               help="Print what is new since the last run with this NAME, and remember what was shown "
                    "(<root>/state/cursors/NAME.json). The first run starts from -n/--since.")
 @click.option("--json", "as_json", is_flag=True, help="One event object per line (JSON Lines).")
 @_chat_option
+@time_range
 @root_option
 @handle_errors
-def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, cursor: str | None, as_json: bool,
-         chats: tuple[str, ...], root: Path) -> None:
+def tail(follow: bool, count: int, cursor: str | None, as_json: bool, chats: tuple[str, ...], since: datetime | None,
+         until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Print the last events of the log, and with -f every event as it is appended — new chats and the switch to a
-    new day file included. Event-driven (inotify via watchdog), no polling.
+    new day file included. Event-driven (inotify via watchdog), no polling. --since prints every event from then
+    (instead of the last -n), in time order; --until stops before it (not with -f).
 
     \b
     Examples:
@@ -289,7 +288,6 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
       eventlog tail -f --since 1h --tz Europe/Berlin
     """
     from ..recall import follow as fw
-    from ..recall import when
     from ..store import render
     from ..recall.output import local_ts
     from ..recall.tail import TailQuery
@@ -297,8 +295,6 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
     from .common import emit_json
 
     ensure_root(root)
-    tz = when.zone(tz_name)
-    since = when.since(since_text, tz) if since_text is not None else None
     paint = sys.stdout.isatty() and not as_json and not os.environ.get("NO_COLOR")
     style = _style(paint)
 
@@ -309,7 +305,7 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
             click.echo(render.tail_line(e.event, lambda ts: local_ts(ts, tz), style), color=paint)
         sys.stdout.flush()
 
-    shown = run_tail(root, TailQuery(count, since, chats or None, cursor, follow), show,
+    shown = run_tail(root, TailQuery(count, since, until, chats or None, cursor, follow), show,
                      lambda n: click.echo(f"eventlog: following {n} file(s) under {root} (Ctrl-C to stop)", err=True))
     sys.exit(0 if shown or follow else 1)
 

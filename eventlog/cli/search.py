@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import date
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Callable
 
 import click
 
-from .common import account_option, emit_json, ensure_root, handle_errors, progress_meter, root_option, since_until
+from .common import account_option, emit_json, ensure_root, handle_errors, progress_meter, root_option
 from .main import cli
+from .timeopts import time_range
 
 
 def index_progress() -> Callable[[int, int, str, int], None] | None:
@@ -99,12 +100,12 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
               help="vector/hybrid/rrf: the projection first pass keeps N candidates for exact scoring (default: "
                    "max(2000, 1/170 of the scope); rrf: 0); 0 = every message scored exactly. See docs/search.md.")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: rank, score, id, chat_id, account, ts, direction, text.")
-@since_until
+@time_range
 @root_option
 @handle_errors
 def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], accounts: tuple[str, ...],
-               direction: str | None, limit: int,
-               candidates: int | None, as_json: bool, since: date | None, until: date | None, root: Path) -> None:
+               direction: str | None, limit: int, candidates: int | None, as_json: bool, since: datetime | None,
+               until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Ranked search over message text. Exit 0 found, 1 nothing, 2 error.
 
     Filters apply before ranking. Index days in scope that are stale are rebuilt first (never a stale answer).
@@ -117,6 +118,7 @@ def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], acc
       eventlog search "invoice" --account ops
     """
     from ..recall.grep import newest
+    from ..recall.output import local_ts
     from ..search import SearchQuery, search
 
     ensure_root(root)
@@ -130,6 +132,6 @@ def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], acc
         if as_json:
             emit_json({**h.as_json(), "mode": res.mode})
         else:
-            click.echo(f"{h.rank:>3} {h.score:7.3f} {h.ts} {h.chat_id} {h.direction or '-':<3} [{h.id}] "
+            click.echo(f"{h.rank:>3} {h.score:7.3f} {local_ts(h.ts, tz)} {h.chat_id} {h.direction or '-':<3} [{h.id}] "
                        f"{h.text.replace(chr(10), ' ')[:200]}")
     sys.exit(0 if res.hits else 1)

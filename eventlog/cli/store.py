@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 import click
@@ -9,6 +10,7 @@ import click
 from ..store.layout import locations, root_source
 from .common import account_option, chat_id_param, emit_json, ensure_root, handle_errors, root_option, since_until
 from .main import cli
+from .timeopts import cutoff, first_day_from, time_range
 
 
 @cli.command()
@@ -142,20 +144,26 @@ def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: boo
 
 @cli.command()
 @click.option("--chat", default=None, callback=chat_id_param, help="Only this chat id.")
-@click.option("--through", "through", default=None, metavar="DATE",
-              help="Seal day files up to and including this UTC day (default: yesterday).")
+@cutoff("--through", "The same as --until (the older name).")
 @click.option("--json", "as_json", is_flag=True)
 @root_option
 @handle_errors
-def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> None:
+def seal(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, as_json: bool) -> None:
     """Seal closed day files: record line count, size and last hash under seals/ (done automatically when a later day
-    is written to the same chat)."""
-    from ..store.layout import parse_when
+    is written to the same chat). --until seals the UTC day files that lie wholly before the end of WHEN (default:
+    up to yesterday, UTC).
+
+    \b
+    Example: eventlog seal --until yesterday --tz Europe/Berlin"""
+    from datetime import date, timedelta
+
     from ..store.seal import seal_closed
     from ..store.writer import EventLog
 
     ensure_root(root)
-    results = seal_closed(EventLog(root), chat, parse_when(through) if through else None)
+    first = first_day_from(until)
+    results = seal_closed(EventLog(root), chat, max(first, date.min + timedelta(days=1)) - timedelta(days=1) if first
+                          else None)
     sealed = 0
     for rel, outcome in results:
         sealed += outcome == "sealed"
@@ -168,24 +176,29 @@ def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> No
 
 
 @cli.command()
-@click.option("--by", type=click.Choice(["channel", "account", "chat", "day"]), default="chat", show_default=True)
+@click.option("--by", type=click.Choice(["channel", "account", "chat", "day"]), default="chat", show_default=True,
+              help="Group by channel, account, chat, or chat and day (the day in the zone: --tz, $EVENTLOG_TZ, config, "
+                   "system).")
 @click.option("--chat", default=None, callback=chat_id_param, help="Only this chat id.")
 @account_option
-@since_until
+@time_range
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines, one row per group.")
 @root_option
 @handle_errors
-def stats(root: Path, by: str, chat: str | None, accounts: tuple[str, ...], since, until, as_json: bool) -> None:
-    """Events and bytes per channel, account, chat or day. Exit 1 if the range holds no events.
+def stats(root: Path, by: str, chat: str | None, accounts: tuple[str, ...], since: datetime | None,
+          until: datetime | None, tz: tzinfo, as_json: bool) -> None:
+    """Events and bytes per channel, account, chat or day, counting the events in [--since, --until) exactly. Exit 1
+    if the range holds no events.
 
     \b
     Example:
+      eventlog stats --by day --since this-month --tz Europe/Moscow
       eventlog stats --by account --since 2026-11-01"""
     from ..store.stats import stats as run
 
     ensure_root(root)
     total = 0
-    for row in run(root, by, chat, since, until, list(accounts) or None):
+    for row in run(root, by, chat, since, until, tz, list(accounts) or None):
         total += row["events"]
         if as_json:
             emit_json({"type": "stats", **row})

@@ -140,9 +140,10 @@ def project(root: Path, problems: list[str] | None = None) -> list[AlertState]:
 
 def select(states: Iterable[AlertState], state: str | None = None, rule: str | None = None,
            chat: str | None = None, resolution: str | None = None, direction: str | None = None,
-           severity: str | None = None, since: str | None = None, tier: str | None = None) -> list[AlertState]:
+           severity: str | None = None, since: datetime | None = None, tier: str | None = None,
+           until: datetime | None = None) -> list[AlertState]:
     """Alerts matching every given filter. `resolution` takes a resolution or `none` (unresolved), either spelling;
-    `since` is an ISO date or timestamp compared with the event's time (`ts`)."""
+    `since`/`until` are aware instants, [since, until), compared with the event's time (`ts`) as a time."""
     want = None
     if resolution is not None:
         want = "none" if resolution.strip().lower() == "none" else normalize_verdict(resolution)
@@ -153,8 +154,19 @@ def select(states: Iterable[AlertState], state: str | None = None, rule: str | N
             and (want is None or (s.resolution or "none") == want or (want == "true_positive" and s.verdict == want))
             and (direction is None or s.alert.get("direction") == direction)
             and (severity is None or s.alert.get("severity") == severity)
-            and (since is None or str(s.alert.get("ts") or "") >= since)
+            and (since is None and until is None or in_period(s.alert.get("ts"), since, until))
             and (tier is None or (s.alert.get("tier") or "confirmed") == tier)]
+
+
+def in_period(ts: Any, since: datetime | None, until: datetime | None) -> bool:
+    """Whether an RFC 3339 `ts` is in [since, until) (aware instants, either None), compared as a time."""
+    try:
+        t = datetime.fromisoformat(ts.replace("Z", "+00:00")) if isinstance(ts, str) else None
+    except ValueError:
+        t = None
+    if t is None or t.tzinfo is None:
+        return False  # an alert without a readable time is in no period
+    return (since is None or t >= since) and (until is None or t < until)
 
 
 def find(states: list[AlertState], alert_id: str) -> AlertState:

@@ -31,14 +31,16 @@ class Emitted:
     event: dict[str, Any]
 
 
-def last_events(root: Path, n: int, chats: Iterable[str] | None = None) -> list[Emitted]:
-    """The last `n` events by time (ts, then id) of the chats in scope, reading only the newest day files needed."""
+def last_events(root: Path, n: int, chats: Iterable[str] | None = None, until: Any = None) -> list[Emitted]:
+    """The last `n` events by time (ts, then id) of the chats in scope, reading only the newest day files needed;
+    with `until` (aware datetime) the last ones before it."""
     if n <= 0:
         return []
-    by_day = _files_by_day(root, chats)
+    by_day = _files_by_day(root, chats, until=until)
+    keep = _before(until)
     out: list[Emitted] = []
     for day in sorted(by_day, reverse=True):
-        out.extend(_day_events(by_day[day]))
+        out.extend(e for e in _day_events(by_day[day]) if keep(e))
         if len(out) >= n:  # every earlier day holds only earlier events (files are per UTC day of ts)
             break
     out.sort(key=_order)
@@ -206,22 +208,39 @@ class _Handler:
 
 # -- catching up: --since and named cursors ------------------------------------------------------------------------
 
-def events_since(root: Path, since: Any, chats: Iterable[str] | None = None) -> Iterator[Emitted]:
-    """Every event with ts ≥ `since` (aware datetime), in time order (ts, then id), one UTC day in memory at a time."""
-    from .when import iso, utc_days
+def events_since(root: Path, since: Any, chats: Iterable[str] | None = None, until: Any = None) -> Iterator[Emitted]:
+    """Every event with `since` ≤ ts < `until` (aware datetimes; `until` optional), in time order (ts, then id), one
+    UTC day in memory at a time."""
+    from .when import iso
 
     lo = iso(since)
-    first, _ = utc_days(since, None)
-    by_day = _files_by_day(root, chats, since=first)
+    keep = _before(until)
+    by_day = _files_by_day(root, chats, since, until)
     for day in sorted(by_day):
-        out = [e for e in _day_events(by_day[day]) if isinstance(e.event.get("ts"), str) and e.event["ts"] >= lo]
+        out = [e for e in _day_events(by_day[day])
+               if isinstance(e.event.get("ts"), str) and e.event["ts"] >= lo and keep(e)]
         out.sort(key=_order)
         yield from out
 
 
-def _files_by_day(root: Path, chats: Iterable[str] | None, since: Any = None) -> dict[Any, list[Any]]:
+def _before(until: Any) -> Callable[[Emitted], bool]:
+    """Whether an event's ts is before `until` (always, without one); ts text compares as time (RFC 3339 UTC, ms)."""
+    from .when import iso
+
+    if until is None:
+        return lambda e: True
+    hi = iso(until)
+    return lambda e: isinstance(ts := e.event.get("ts"), str) and ts < hi
+
+
+def _files_by_day(root: Path, chats: Iterable[str] | None, since: Any = None, until: Any = None
+                  ) -> dict[Any, list[Any]]:
+    """The day files in scope by UTC day; `since`/`until` aware instants pruning the days."""
+    from .when import utc_days
+
+    first, last = utc_days(since, until)
     by_day: dict[Any, list[Any]] = {}
-    for lf in log_files(root, chat=list(chats) if chats else None, since=since):
+    for lf in log_files(root, chat=list(chats) if chats else None, since=first, until=last):
         by_day.setdefault(lf.day, []).append(lf)
     return by_day
 

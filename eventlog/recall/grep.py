@@ -22,7 +22,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from datetime import date
+from datetime import datetime
 from typing import Any, Callable, Generator, Iterable, Iterator
 
 import orjson
@@ -30,7 +30,7 @@ import orjson
 from ..store.layout import RAW, log_files, parse_relpath
 from ..store.schema import DEFAULT_ACCOUNT
 from .textmatch import (DEFAULT_FUZZY_SCORE, ODD_UPPER, GrepError, GrepQuery, Matcher, RegexGuard,  # noqa: F401
-                        day_bounds, fold_class, json_escape, prefilter_regex, required_literal)
+                        fold_class, json_escape, prefilter_regex, required_literal)
 from ..store.render import MESSAGE_EVENTS, sent_by  # noqa: F401 (MESSAGE_EVENTS: grep's public name)
 from .when import utc_days
 
@@ -309,15 +309,15 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery, after: i
 
 
 def newest(root: Path, text: str, *, fuzzy: bool = False, chats: tuple[str, ...] | None = None,
-           since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10,
-           accounts: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+           since: datetime | None = None, until: datetime | None = None, direction: str | None = None,
+           limit: int = 10, accounts: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """The `limit` newest messages containing all of `text`'s words (case-insensitive), or with every word matched by
     a similar word (`fuzzy`: rapidfuzz ratio ≥ 80) — `eventlog search --mode text|fuzzy`, which has no relevance. The
     search package takes this as its text scan (search → recall is not an arrow; the CLI hands it over). since and
-    until are UTC days (until inclusive), as the search index counts them."""
+    until are exact instants, [since, until), as SearchQuery's."""
     import heapq
 
-    lo, hi = day_bounds(since, until)
+    lo, hi = since, until
     words = text.split()
     if not fuzzy:
         pattern = max(words, key=len)

@@ -32,6 +32,8 @@ def _cell(value: Any) -> Any:
     from decimal import Decimal
 
     if isinstance(value, _dt.datetime):
+        if value.tzinfo is not None:  # a TIMESTAMPTZ comes back in the session's zone: the log's format is UTC
+            value = value.astimezone(_dt.timezone.utc)
         return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
     if isinstance(value, (_dt.date, _dt.time)):
         return value.isoformat()
@@ -57,6 +59,8 @@ def local_ts(value: Any, tz: Any) -> str:
             value = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return value
+    if not isinstance(value, _dt.datetime):
+        return "?" if value is None else str(value)  # an event without a usable ts is shown, not dropped
     if value.tzinfo is None:
         value = value.replace(tzinfo=_dt.timezone.utc)
     try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..errors import EventlogError
 from .planner import Scope, Sources, plan, scope_from  # noqa: F401  (the public query API)
 from .views import _lines_sql, view_sql
-from .when import iso
+from .when import duckdb_name, iso
 
 if TYPE_CHECKING:  # duckdb costs ~0.35 s to import: only commands that query pay it
     import duckdb
@@ -30,7 +30,13 @@ def connect(scope: Scope, src: Sources | None = None) -> tuple["duckdb.DuckDBPyC
 
     src = src if src is not None else plan(scope)
     con = duckdb.connect(":memory:", config={"threads": max(1, os.cpu_count() or 1)})
-    con.execute("SET TimeZone = 'UTC'")
+    # The session's zone is the user's: the views' `day`, now(), current_date and TIMESTAMPTZ values are local time
+    # (ts itself stays a UTC TIMESTAMP, as in the log). A zone DuckDB has no name for stays UTC.
+    zone = (duckdb_name(scope.tz) if scope.tz is not None else None) or "UTC"
+    try:
+        con.execute("SET TimeZone = $z", {"z": zone})
+    except duckdb.Error:
+        raise QueryError(f"DuckDB does not know the time zone {zone!r}: give --tz with another name for it") from None
     con.execute("SET enable_progress_bar = false")  # DuckDB draws it on stdout, into the result
     variables: dict[str, Any] = {"el_jsonl": src.jsonl, "el_parquet": src.parquet, "el_excluded": src.excluded}
     if scope.chats:

@@ -119,6 +119,7 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
         f"  {IS_EDIT} AS is_edit,\n"
         f"  CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
         " AS edits_message_id,\n"
+        "  CAST(ts AT TIME ZONE 'UTC' AS DATE) AS day,  -- the session's (the user's) zone, query.connect\n"
         "  id, file, line\n"
         "FROM events WHERE event IN ('message:received', 'message:sent')"
     )

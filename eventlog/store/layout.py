@@ -15,7 +15,6 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, NamedTuple
 
-from ..errors import EventlogError
 from .schema import ACCOUNT_RE, CHANNEL_RE, CHAT_ID_RE, DEFAULT_ACCOUNT
 
 DEFAULT_CHANNEL = "telegram"
@@ -295,25 +294,9 @@ def log_files_under(root: Path, directory: str | os.PathLike[str], chats: Iterab
     yield from log_files(root, chat_list, since, until, channel, accounts)
 
 
-_REL = re.compile(r"(\d+)\s*([dhw])")
-
-
-def parse_when(text: str, *, now: datetime | None = None) -> date:
-    """A --since/--until value → UTC date: YYYY-MM-DD, RFC 3339, 'today', 'yesterday', or a relative '7d', '36h', '2w'."""
-    now = now or datetime.now(timezone.utc)
-    t = text.strip().lower()
-    if t == "today":
-        return now.date()
-    if t == "yesterday":
-        return now.date() - timedelta(days=1)
-    m = _REL.fullmatch(t)
-    if m:
-        n, unit = int(m[1]), m[2]
-        delta = {"d": timedelta(days=n), "h": timedelta(hours=n), "w": timedelta(weeks=n)}[unit]
-        return (now - delta).date()
-    try:
-        if len(t) == 10:
-            return date.fromisoformat(t)
-        return datetime.fromisoformat(text.strip().replace("Z", "+00:00")).astimezone(timezone.utc).date()
-    except ValueError:
-        raise EventlogError(f"not a date: {text!r} (use YYYY-MM-DD, RFC 3339, today, yesterday, or 7d/36h/2w)") from None
+def utc_days(start: datetime | None, end: datetime | None) -> tuple[date | None, date | None]:
+    """The first and last day files (UTC days of ts) that can hold an event in [start, end). What a user's time
+    means is eventlog/recall/when.py's; this is only the layout's side of it."""
+    first = start.astimezone(timezone.utc).date() if start else None
+    last = (end.astimezone(timezone.utc) - timedelta(microseconds=1)).date() if end else None
+    return first, last

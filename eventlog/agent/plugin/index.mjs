@@ -44,8 +44,8 @@ const SEARCH_PARAMETERS = {
   properties: {
     query: { type: "string", description: "Words to look for, e.g. \"wifi password\" or \"договор аренды\"." },
     scope: { type: "string", enum: ["chat", "all"], description: "\"chat\" (default): this chat. \"all\": every chat — owner only; others get this chat." },
-    since: { type: "string", description: "First UTC day to search: 2026-11-30, \"yesterday\", \"today\", or \"7d\" (7 days ago)." },
-    until: { type: "string", description: "Last UTC day to search, same forms as since." },
+    since: { type: "string", description: "Search from the start of: a day 2026-11-30, a time 2026-11-30T18:00:00+03:00 (without an offset: the user's zone), \"yesterday\", \"today\", \"monday\", or \"7d\" (7 days ago)." },
+    until: { type: "string", description: "Search up to the end of: the same forms as since (\"yesterday\": through the end of yesterday)." },
     direction: { type: "string", enum: ["in", "out"], description: "\"in\": only what the user sent; \"out\": only what you sent." },
     limit: { type: "integer", minimum: 1, maximum: 50, description: "How many lines (default 10, at most 50)." },
     mode: { type: "string", enum: ["text", "fuzzy", "hybrid"], description: "\"text\" (default): the words, any case, also inside longer words. \"fuzzy\": tolerate typos and word forms. \"hybrid\": keyword + meaning (falls back to text where unavailable)." },
