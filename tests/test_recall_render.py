@@ -53,12 +53,29 @@ def test_sent_by_matches_any_name_any_case() -> None:
 
 def test_media_marker_and_body() -> None:
     photo = msg(None, text=None, raw={"update_id": 1, "message": {"photo": [{"file_id": "x"}], "chat": {"id": 1}}})
-    assert render.media_marker(photo) == "(photo)" and render.body(photo) == "(photo)"
+    assert render.media_marker(photo) == "[photo]" and render.body(photo) == "[photo]"
     imported = msg(None, text="", media={"media_type": "voice_message"})
-    assert render.body(imported) == "(voice_message)"
+    assert render.body(imported) == "[voice]"  # Telegram Desktop's media_type, by its Bot API name
+    assert render.body(msg(None, text="", media={"media_type": "sticker", "sticker_emoji": "👍"})) == "[sticker 👍]"
+    venue = {"message": {"venue": {"title": "x"}, "location": {"latitude": 1.5}}}
+    assert render.media_marker(msg(None, raw=venue)) == "[venue]"  # a venue also carries its location
+    assert render.media_marker(msg(None, raw={"message": {"dice": {"emoji": "🎲", "value": 3}}})) == "[dice 🎲]"
+    assert render.media_marker(msg(None, "out", text=None, method="sendVideoNote")) == "[video note]"
+    assert render.media_marker(msg(None, "out", method="sendMessage")) is None
     assert render.body(msg(None, text=None)) == "(no text)"
     assert render.body(msg(None, text="caption", raw={"message": {"photo": []}})) == "caption"
     assert render.media_marker({"raw": "not an object", "media": "x"}) is None
+    assert render.media_marker({"raw": {"callback_query": {"photo": []}}}) is None  # not a message of the update
+
+
+@pytest.mark.parametrize("who, hit", [
+    ("annie", True), ("@ANNIE", True), ("7", True),  # the handle and the id, exactly
+    ("anni", False), ("70", False),
+    ("ann lee", True), ("Ann  Lee", True), ("lee", True), ("an", True), ("LE", True),  # the name, by word or start
+    ("nn", False), ("ee", False), ("ann leex", False), ("", False), ("@", False),
+])
+def test_sent_by_name_words_and_prefixes(who, hit) -> None:
+    assert render.sent_by(msg({"id": 7, "username": "annie", "name": "Ann Lee"}), who) is hit
 
 
 def test_lines() -> None:
