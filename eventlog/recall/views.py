@@ -144,7 +144,17 @@ _FORWARD_FROM = ("coalesce(" + ", ".join((
     _get(_MSG, "forward_origin", "sender_chat") + "->>'title'", _get(_MSG, "forward_origin", "chat") + "->>'title'",
     _user_name(_get(_MSG, "forward_from")), _MSG + "->>'forward_sender_name'",
     _get(_MSG, "forward_from_chat") + "->>'title'")) + ")")
-_ALL_ROWS = "ORDER BY ts, id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+
+
+_ACCOUNT = "channel, coalesce(account, 'default')"  # an import writes no account: the default one
+
+
+def _latest(value: str, partition: str) -> str:
+    """The latest non-NULL `value` of the partition — a window without ORDER BY (no sort: one aggregate per
+    partition)."""
+    return f"arg_max({value}, (ts, id)) FILTER (WHERE {value} IS NOT NULL) OVER (PARTITION BY {partition})"
+
+
 # The outbound calls whose versions make up one reply: a send, and the edits of the message it sent.
 _REPLY_METHODS = tuple(["sendMessage", "editMessageText", "editMessageCaption"] + sorted(render.SEND_MEDIA))
 
@@ -166,8 +176,7 @@ def _messages() -> str:
         f"    CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
         " AS edits_message_id,\n"
         f"    CASE WHEN {IS_EDIT} THEN ts ELSE edited_ts END AS edited_ts, source,\n"
-        "    last_value(bot_hint IGNORE NULLS) OVER (PARTITION BY channel, coalesce(account, 'default') "
-        f"{_ALL_ROWS}) AS bot, id, file, line\n"
+        f"    {_latest('bot_hint', _ACCOUNT)} AS bot, id, file, line\n"
         f"  FROM (SELECT *, {render.media_type_sql(_MSG)} AS media_type, {_BOT_HINT} AS bot_hint FROM events\n"
         f"    WHERE event IN {render.MESSAGE_EVENTS!r})")
     sender = (
@@ -181,12 +190,11 @@ def _messages() -> str:
         "CREATE VIEW messages AS\n"
         "SELECT ts, channel, chat_id, direction, event, message_id, update_type,\n"
         "  CASE WHEN sender_id IS NULL THEN coalesce(sender_username, sender_name) ELSE coalesce(\n"
-        "    last_value(sender_username IGNORE NULLS) OVER who, last_value(sender_name IGNORE NULLS) OVER who,\n"
+        f"    {_latest('sender_username', 'channel, sender_id')}, {_latest('sender_name', 'channel, sender_id')},\n"
         "    CAST(sender_id AS VARCHAR)) END AS sender,\n"
         "  sender_id, sender_name, sender_username, is_bot, text, media, media_type, method, ok, dlp_action,\n"
         "  duplicate, reply_to_message_id, forward_from, is_edit, edits_message_id, edited_ts, source, id, file, line\n"
-        f"FROM ({sender})\n"
-        f"WINDOW who AS (PARTITION BY channel, sender_id {_ALL_ROWS})")
+        f"FROM ({sender})")
 
 
 def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
