@@ -49,13 +49,15 @@ def _ivan(mid: int, ts: str, text: str | None, **message) -> dict:
 
 
 def _sent(mid: int, ts: str, text: str | None, method: str = "sendMessage", **payload) -> dict:
-    """What the tap logs for the bot's call: no `from` (the bot sends), the payload and outcome."""
+    """What the tap logs for the bot's call: no `from`; the payload, and the outcome with the sent message's sender
+    as Telegram returned it (runtime/tap-event.mjs, outcomeOf)."""
     body = {"chat_id": IVAN, **({"text": text} if text is not None else {}), **payload}
     if method.startswith("edit"):
         body["message_id"] = mid
     ev = {"event": "message:sent", "channel": "telegram", "account": "default", "chat_id": CHAT, "ts": ts,
           "direction": "out", "method": method, "site": "ingress", "message_id": mid, "payload": body,
-          "outcome": {"ok": True, "message_id": mid}}
+          "outcome": {"ok": True, "message_id": mid,
+                      "from": {"id": BOT, "is_bot": True, "username": "helper_bot", "name": "Helper Bot"}}}
     if text is not None:
         ev["text"] = text
     return ev
@@ -119,12 +121,24 @@ def test_an_imported_chat_has_its_type_and_title(log):
 def test_one_sender_per_person_live_and_imported(log):
     who = sql(log, "SELECT sender, sender_id, count(DISTINCT coalesce(source, 'live')) AS sources FROM messages "
                    f"WHERE chat_id = '{CHAT}' GROUP BY ALL ORDER BY sender_id")
-    # each of them has imported rows (named by display name) and live ones (Ivan by username, the bot by nothing)
-    assert who == [{"sender": "ivan_petrov", "sender_id": IVAN, "sources": 2},
+    # each has imported rows (a display name, no handle) and live ones (Ivan's `from`, the bot's outcome)
+    assert who == [{"sender": "Иван Петров", "sender_id": IVAN, "sources": 2},
                    {"sender": "Helper Bot", "sender_id": BOT, "sources": 2}]
-    assert sql(log, "SELECT count(*) AS n FROM messages WHERE sender_id IS NULL AND direction = 'out'") == [{"n": 0}]
-    bot = sql(log, f"SELECT DISTINCT sender_name, sender_username, is_bot FROM messages WHERE sender_id = {BOT}")
-    assert bot == [{"sender_name": "Helper Bot", "sender_username": None, "is_bot": True}]
+    assert sql(log, "SELECT count(*) AS n FROM messages WHERE sender_id IS NULL") == [{"n": 0}]
+    bot = sql(log, f"SELECT source, sender_name, sender_username, is_bot FROM messages WHERE sender_id = {BOT} "
+                   "GROUP BY ALL ORDER BY source")
+    assert bot == [{"source": "import:telegram-desktop", "sender_name": "Helper Bot", "sender_username": None,
+                    "is_bot": True},
+                   {"source": None, "sender_name": "Helper Bot", "sender_username": "helper_bot", "is_bot": True}]
+
+
+def test_a_bot_message_logged_without_its_sender_has_none(tmp_path):
+    root = tmp_path / "root"
+    old = _sent(1, "2026-03-02T10:00:00.000Z", "hi")
+    old["outcome"].pop("from")  # logged by a tap before the sender was recorded
+    EventLog(root, fsync="never", autoseal=False).append(old)
+    assert sql(root, "SELECT sender, sender_id, is_bot FROM messages") == [
+        {"sender": None, "sender_id": None, "is_bot": True}]
 
 
 def test_replies_fold_streaming_previews(log):

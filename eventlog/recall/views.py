@@ -100,6 +100,8 @@ _CHAT_TYPES = {"bot_chat": "private", "personal_chat": "private", "private_group
 _TITLE_ACTIONS = ("create_group", "edit_group_title", "create_channel")
 _MSG = render.MESSAGE_SQL
 _FROM = '"from"'
+# Who sent an outbound message, as the tap records it from Telegram's reply (the sent message's `from`: the bot).
+_BOT = "(CASE WHEN direction = 'out' THEN outcome->'from' END)"
 
 
 def _str(expr: str) -> str:
@@ -117,25 +119,6 @@ def _get(obj: str, *keys: str) -> str:
     return obj + "".join(f"->'{k}'" for k in keys)
 
 
-def _user(user: str) -> str:
-    """A Bot API User object as the sender struct {id, name, username}."""
-    return (f"{{'id': TRY_CAST({user}->>'id' AS BIGINT), 'name': {_user_name(user)}, "
-            f"'username': {_str(_get(user, 'username'))}}}")
-
-
-# Where the log names the bot itself (the live tap writes no `from` on what the bot sends): an import's outbound
-# `from` (the importer marks the bot), `my_chat_member` (always about the bot), the message of a callback query (the
-# bot's own), and the message replied to in a private chat (the only bot there is this one) — the rule
-# importers/merge.py `bot_ids_in_log` uses to find the bot for an import.
-_BOT_HINT = (
-    f"CASE WHEN direction = 'out' AND ({_FROM}->>'is_bot') = 'true' AND TRY_CAST({_FROM}->>'id' AS BIGINT) IS NOT NULL "
-    f"THEN {{'id': TRY_CAST({_FROM}->>'id' AS BIGINT), 'name': {_str(_get(_FROM, 'name'))}, "
-    f"'username': {_str(_get(_FROM, 'username'))}}} "
-    + " ".join(f"WHEN {cond}({obj}->>'is_bot') = 'true' THEN {_user(obj)}"
-               for cond, obj in (("", _get("raw", "my_chat_member", "new_chat_member", "user")),
-                                 ("", _get("raw", "callback_query", "message", "from")),
-                                 (f"({_MSG}->'chat'->>'type') = 'private' AND ", _get(_MSG, "reply_to_message", "from"))))
-    + " END")
 # Who forwarded content came from: an import's `forward.from` (a name, as exported), else the inbound message's
 # `forward_origin` (Bot API 7) or the older `forward_from` / `forward_sender_name` / `forward_from_chat`.
 _FORWARD_FROM = ("coalesce(" + ", ".join((
@@ -146,52 +129,37 @@ _FORWARD_FROM = ("coalesce(" + ", ".join((
     _get(_MSG, "forward_from_chat") + "->>'title'")) + ")")
 
 
-_ACCOUNT = "channel, coalesce(account, 'default')"  # an import writes no account: the default one
-
-
-def _latest(value: str, partition: str) -> str:
-    """The latest non-NULL `value` of the partition — a window without ORDER BY (no sort: one aggregate per
-    partition)."""
-    return f"arg_max({value}, (ts, id)) FILTER (WHERE {value} IS NOT NULL) OVER (PARTITION BY {partition})"
-
-
 # The outbound calls whose versions make up one reply: a send, and the edits of the message it sent.
 _REPLY_METHODS = tuple(["sendMessage", "editMessageText", "editMessageCaption"] + sorted(render.SEND_MEDIA))
 
 
 def _messages() -> str:
-    """The `messages` view, in three steps (DuckDB drops a window no selected column needs):
-    1. each message event's own fields, and a hint where it names the bot;
-    2. the sender: `from`, else (outbound) the bot the scope's rows name for that channel and account;
-    3. `sender`: one label per person (channel, sender_id) — the latest username the scope shows, else the latest
-       display name, else the id — so a person seen live (by username) and imported (by name) is one sender."""
+    """The `messages` view: each message event's fields, live and imported alike (docs/recall.md). Row-local on purpose:
+    a window or a join over the scope to resolve people would hold every selected column of every row in memory, or
+    scan the scope twice, for every query."""
     own = (
         "SELECT ts, channel, chat_id, account, direction, event, message_id, update_type,\n"
         f"    TRY_CAST({_FROM}->>'id' AS BIGINT) AS from_id, {_str(_get(_FROM, 'name'))} AS from_name,\n"
         f"    {_str(_get(_FROM, 'username'))} AS from_username, TRY_CAST({_FROM}->>'is_bot' AS BOOLEAN) AS from_is_bot,\n"
+        f"    TRY_CAST({_BOT}->>'id' AS BIGINT) AS bot_id, {_str(_get(_BOT, 'name'))} AS bot_name,\n"
+        f"    {_str(_get(_BOT, 'username'))} AS bot_username,\n"
         f"    text, media_type, {render.media_marker_sql('media_type', _MSG)} AS media, method,\n"
         "    CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate,\n"
         f"    {_REPLY_TO} AS reply_to_message_id, {_FORWARD_FROM} AS forward_from,\n"
         f"    {IS_EDIT} AS is_edit,\n"
         f"    CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
         " AS edits_message_id,\n"
-        f"    CASE WHEN {IS_EDIT} THEN ts ELSE edited_ts END AS edited_ts, source,\n"
-        f"    {_latest('bot_hint', _ACCOUNT)} AS bot, id, file, line\n"
-        f"  FROM (SELECT *, {render.media_type_sql(_MSG)} AS media_type, {_BOT_HINT} AS bot_hint FROM events\n"
+        f"    CASE WHEN {IS_EDIT} THEN ts ELSE edited_ts END AS edited_ts, source, id, file, line\n"
+        f"  FROM (SELECT *, {render.media_type_sql(_MSG)} AS media_type FROM events\n"
         f"    WHERE event IN {render.MESSAGE_EVENTS!r})")
     sender = (
-        "SELECT *, coalesce(from_id, CASE WHEN direction = 'out' THEN bot.id END) AS sender_id,\n"
-        "    coalesce(from_name, CASE WHEN direction = 'out' AND from_id IS NULL THEN bot.name END) AS sender_name,\n"
-        "    coalesce(from_username, CASE WHEN direction = 'out' AND from_id IS NULL THEN bot.username END)"
-        " AS sender_username,\n"
-        "    coalesce(from_is_bot, direction = 'out') AS is_bot\n"
+        "SELECT *, coalesce(from_id, bot_id) AS sender_id, coalesce(from_name, bot_name) AS sender_name,\n"
+        "    coalesce(from_username, bot_username) AS sender_username, coalesce(from_is_bot, direction = 'out') AS is_bot\n"
         f"  FROM ({own})")
     return (
         "CREATE VIEW messages AS\n"
         "SELECT ts, channel, chat_id, direction, event, message_id, update_type,\n"
-        "  CASE WHEN sender_id IS NULL THEN coalesce(sender_username, sender_name) ELSE coalesce(\n"
-        f"    {_latest('sender_username', 'channel, sender_id')}, {_latest('sender_name', 'channel, sender_id')},\n"
-        "    CAST(sender_id AS VARCHAR)) END AS sender,\n"
+        "  coalesce(sender_name, sender_username, CAST(sender_id AS VARCHAR)) AS sender,\n"
         "  sender_id, sender_name, sender_username, is_bot, text, media, media_type, method, ok, dlp_action,\n"
         "  duplicate, reply_to_message_id, forward_from, is_edit, edits_message_id, edited_ts, source, id, file, line\n"
         f"FROM ({sender})")
