@@ -22,7 +22,8 @@ def msg(frm=None, direction="in", text="hi", **kw):
 
 
 @pytest.mark.parametrize("frm, sender, who", [
-    ({"id": 7, "username": "ann", "name": "Ann Lee"}, "ann", "@ann"),
+    ({"id": 7, "username": "ann", "name": "Ann Lee"}, "Ann Lee", "@ann"),  # the value by name, shown by handle
+    ({"id": 7, "username": "ann"}, "ann", "@ann"),
     ({"id": 7, "name": "Ann Lee"}, "Ann Lee", "Ann Lee"),
     ({"id": 7}, "7", "7"),
     ({"id": 0}, "0", "0"),  # an id of 0 is an id, not "no sender"
@@ -112,7 +113,7 @@ def test_every_surface_shows_one_sender(root) -> None:
     md = [ln for ln in out.read_text().splitlines() if ln.startswith("- ")]
     assert [ln.split("** ", 1)[1].split(" (")[0] for ln in md] == want
     assert [line_for(_NoSecrets(), e, full=True).split(" ", 4)[4].split(":")[0] for e in evs] == want
-    # search's JSON carries the accessor (no @: a field, not a display form), the SQL view the same value
-    assert [_hit(1, 1.0, e).sender for e in evs] == ["ann", "Bob Stone", None]
+    # search's JSON carries the accessor (the display name: what live and imported rows share), the SQL view the same
+    assert [_hit(1, 1.0, e).sender for e in evs] == ["Ann", "Bob Stone", None]
     sql = run("sql", "SELECT sender FROM messages ORDER BY ts, id", "--format", "json").stdout.splitlines()
-    assert [orjson.loads(x)["sender"] for x in sql] == ["ann", "Bob Stone", None]
+    assert [orjson.loads(x)["sender"] for x in sql] == ["Ann", "Bob Stone", None]

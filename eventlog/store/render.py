@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 MESSAGE_EVENTS = ("message:received", "message:sent")
-SENDER_KEYS = ("username", "name", "id")
+# The sender as a value (search's JSON, DLP reviews, the views' `sender`): the display name first, since live rows
+# and imported history both carry it (an export has no handles), so one person is one value whatever the source.
+SENDER_KEYS = ("name", "username", "id")
 OUT_LABEL = "bot"  # an outbound message has no `from`: the tap sends as the bot
 
 # -- media: one mapping for every source, rendered here in Python and (MEDIA_TYPE_SQL) in the views ------------------
@@ -38,8 +40,8 @@ def _value(frm: dict[str, Any], key: str) -> str | None:
 
 
 def sender(ev: dict[str, Any]) -> str | None:
-    """The sender's username, else name, else id (the first that is a non-empty string or an integer); None when
-    the event names no sender."""
+    """The sender's display name, else username, else id (the first that is a non-empty string or an integer); None
+    when the event names no sender."""
     frm = ev.get("from")
     if not isinstance(frm, dict):
         return None
