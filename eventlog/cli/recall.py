@@ -159,7 +159,9 @@ def compact(until: datetime | None, tz: tzinfo, rebuild: bool, check: bool, as_j
               help="Show N messages after each match.")
 @click.option("-m", "--max-count", "max_count", type=click.IntRange(0), default=None, metavar="NUM",
               help="At most NUM matches per chat (a chat is what rg's file is).")
-@click.option("--from", "sender", default=None, metavar="USER", help="Only messages from this username, name or id.")
+@click.option("--from", "sender", default=None, metavar="USER",
+              help="Only messages from this username (@ optional) or id, or a display name by its start or any word's "
+                   "start.")
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None, help="Only received (in) or sent (out).")
 @click.option("-c", "--count", "count_only", is_flag=True, help="Print the number of matching messages per chat "
               "(CHANNEL/CHAT:N).")

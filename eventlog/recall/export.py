@@ -18,10 +18,11 @@ from .when import iso, utc_days
 
 FORMATS = ("jsonl", "csv", "parquet", "md")
 _ORDER = "SELECT * EXCLUDE (file, line) FROM messages ORDER BY ts, id"
-# md renders each message with the event renderer, so it reads the fields the renderer needs (`from`, `raw` for the
-# media marker) from the events view, with the messages view's filter and edit test.
-_MD = (f"SELECT ts, event, direction, text, \"from\", raw, {views.IS_EDIT} AS is_edit FROM events "
-       f"WHERE event IN {render.MESSAGE_EVENTS!r} ORDER BY ts, id")
+# md renders each message with the event renderer, so it reads the fields the renderer needs (`from`; `raw`, `media`,
+# `method` and `payload` for the media marker) from the events view, with the messages view's filter and edit test.
+_JSON_FIELDS = ("from", "raw", "media", "payload")
+_MD = (f"SELECT ts, event, direction, text, method, {', '.join(views.q(c) for c in _JSON_FIELDS)}, "
+       f"{views.IS_EDIT} AS is_edit FROM events WHERE event IN {render.MESSAGE_EVENTS!r} ORDER BY ts, id")
 
 
 def export(root: Path, chat: str, since: datetime | None, until: datetime | None, fmt: str, out: BinaryIO,
@@ -47,7 +48,7 @@ def export(root: Path, chat: str, since: datetime | None, until: datetime | None
         while rows := cur.fetchmany(4096):
             for r in rows:
                 m = dict(zip(names, r, strict=True))
-                ev = {**m, "from": _json(m["from"]), "raw": _json(m["raw"])}
+                ev = {**m, **{k: _json(m[k]) for k in _JSON_FIELDS}}
                 text = render.body(ev).replace("\n", "  \n  ")
                 who = render.who(ev)
                 ts = local_ts(m["ts"], tz) if tz is not None else iso(_utc(m["ts"]))

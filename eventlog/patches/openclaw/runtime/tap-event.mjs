@@ -80,8 +80,13 @@ export function outcomeOf(res) {
   if (res && res.ok) {
     const r = res.result;
     const o = { ok: true };
-    if (r && typeof r === "object" && typeof r.message_id === "number") o.message_id = r.message_id;
-    else if (Array.isArray(r)) o.message_ids = r.map((m) => m?.message_id).filter((x) => typeof x === "number");
+    if (r && typeof r === "object" && typeof r.message_id === "number") {
+      o.message_id = r.message_id;
+      // who sent it: the bot, as Telegram names it (id, username, name) — so the log knows the bot's own messages'
+      // sender without a `from` of its own; a bot's public identity, not a person's, so metadata
+      const from = r.from?.is_bot ? fromOf(r) : undefined;
+      if (from) o.from = from;
+    } else if (Array.isArray(r)) o.message_ids = r.map((m) => m?.message_id).filter((x) => typeof x === "number");
     return o;
   }
   return { ok: false, error_code: res?.error_code, description: String(res?.description ?? "error") };

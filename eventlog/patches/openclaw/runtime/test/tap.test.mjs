@@ -40,7 +40,9 @@ test("sendMessage with a key: redacted before it leaves, alert without plaintext
     const [ev] = (await sentOf(s));
     assert.equal(ev.method, "sendMessage");
     assert.equal(ev.chat_id, String(CHAT));
-    assert.deepEqual(ev.outcome, { ok: true, message_id: res.message_id });
+    // the bot's identity from Telegram's reply: the views' sender for what the bot sent (docs/recall.md)
+    assert.deepEqual(ev.outcome, { ok: true, message_id: res.message_id,
+      from: { id: 7000001, is_bot: true, username: "tap_test_bot", name: "T" } });
     assert.equal(ev.message_id, res.message_id);
     assert.equal(ev.payload.text, s.tg.requests[0].body.text, "payload as sent");
     assert.equal(ev.dlp.action, "redact");
