@@ -17,6 +17,7 @@ from eventlog import patchset
 from eventlog.patchset.find import find_openclaw
 from eventlog.patchset.manifest import manifest_for
 
+from .common import STDOUT, handle_errors, output_to
 from .main import cli
 
 openclaw_opt = click.option("--openclaw", "openclaw_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -159,8 +160,9 @@ def guard_cmd(openclaw_dir: Path | None, root: str | None, settle: float, interv
 @click.option("--log-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also set EVENTLOG_ROOT for the gateway in the drop-in.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write it to this file (default: stdout; the drop-in's place is printed on stderr).")
+              help="Write it to this file (default and `-`: stdout; the drop-in's place is printed on stderr).")
 @root_opt
+@handle_errors
 def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path | None, out: Path | None,
              root: str | None) -> None:
     """Print the systemd drop-in (ExecStartPre=eventlog patch ensure) or a wrapper script: fail-closed starts.
@@ -175,12 +177,10 @@ def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path
     found = _run(lambda _pkg, _m: {}, openclaw_dir, None)["found"]
     pkg = Path(found["dir"]).absolute()
     text = wrapper_script(pkg) if wrapper else systemd_dropin(pkg, root=log_root.absolute() if log_root else None)
-    if out:
-        out.write_text(text)
-        if wrapper:
-            out.chmod(0o755)
-    else:
-        click.echo(text, nl=False)
+    with output_to(out or STDOUT) as f:
+        f.write(text.encode())
+    if wrapper and out and str(out) != STDOUT and out.is_file():
+        out.chmod(0o755)
     if not wrapper:
         click.echo(f"# drop-in location: {dropin_path(unit)}", err=True)
 
@@ -217,12 +217,19 @@ def audit_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, r
 @openclaw_opt
 @manifest_opt
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output directory (default: <data dir>/diffs/<version>/).")
+              help="Output directory (default: <data dir>/diffs/<version>/); `-`: every diff on stdout, one after "
+                   "the other (one patch series, as `patch -p1` reads it).")
 @root_opt
 def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None, root: str | None) -> None:
     """Write the unified diffs of the patch set for a pristine OpenClaw tree."""
-    from eventlog.patchset.diffs import write_diffs
+    from eventlog.patchset.diffs import render_diffs, write_diffs
 
+    if str(out) == STDOUT:
+        texts = _run(lambda pkg, m: {"diffs": list(render_diffs(pkg, m).values())}, openclaw_dir, manifest)
+        with output_to(STDOUT) as f:
+            for text in texts["diffs"]:
+                f.write(text.encode("utf-8", "surrogateescape"))
+        return
     paths = _run(lambda pkg, m: {"paths": [str(p) for p in write_diffs(pkg, out, m)]}, openclaw_dir, manifest)
     for p in paths["paths"]:
         click.echo(p)
@@ -243,6 +250,9 @@ def rebase_cmd(to: str, manifest: Path | None, verify: bool, out: Path | None, d
     """Re-anchor the patch set onto another release; exit 0 only if every change applied (and verified)."""
     from eventlog.patchset.rebase import rebase
 
+    if str(out) == STDOUT:
+        raise click.BadParameter("a manifest and its diffs are several files: give a directory, not `-`",
+                                 param_hint="'--out'")
     r = _run(lambda _pkg, m: rebase(to, m, out, write=not dry_run, verify=verify), None, manifest, need_pkg=False,
              as_json=as_json)
     _emit(r, as_json, _render_rebase)
@@ -287,7 +297,7 @@ def drift_cmd(a: str, b: str, manifest: Path | None, as_json: bool, root: str | 
 @click.option("--verify", is_flag=True, help="Also run the e2e smoke for each release.")
 @click.option("--write", is_flag=True, help="Also write each rebased manifest and its diffs into the data dir.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Markdown table (default: <data dir>/matrix.md).")
+              help="Markdown table (default: <data dir>/matrix.md; `-`: stdout only).")
 @json_opt
 @root_opt
 def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, write: bool, out: Path | None,
@@ -295,9 +305,10 @@ def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, w
     """Rebase (+ verify) every release given and write the known-good table. Exit 0 only if all pass."""
     from eventlog.patchset.matrix import run_matrix
 
-    r = _run(lambda _pkg, m: run_matrix(list(releases), m, verify=verify, write=write, out=out), None, manifest,
-             need_pkg=False, as_json=as_json)
-    _emit(r, as_json, lambda r: r["markdown"])
+    to_stdout = str(out) == STDOUT
+    r = _run(lambda _pkg, m: run_matrix(list(releases), m, verify=verify, write=write, out=None if to_stdout else out,
+                                        save=not to_stdout), None, manifest, need_pkg=False, as_json=as_json)
+    _emit(r, as_json, lambda r: r["document" if to_stdout else "markdown"])
     sys.exit(0 if r["ok"] else 2)
 
 
