@@ -8,9 +8,10 @@ Where things go (docs/agent.md):
   absolute path).
 
 The config file: `--config`, else `$OPENCLAW_CONFIG_PATH`, else `$OPENCLAW_STATE_DIR/openclaw.json`, else
-`~/.openclaw/openclaw.json`. OpenClaw accepts JSON5; this installer edits strict JSON only. A JSON5 file (comments,
-trailing commas, unquoted keys) cannot be rewritten without losing what makes it JSON5, so it is refused with the
-lines to add by hand. Uninstall writes the backup back when the file is exactly what install left (byte for byte
+`~/.openclaw/openclaw.json`. OpenClaw reads it as JSON5; so does every function here (the `json5` package), but only a
+strict-JSON file is rewritten. A JSON5 file (comments, trailing commas, unquoted keys) cannot be rewritten without
+losing what makes it JSON5 — `openclaw config set` strips its comments too (docs/agent.md) — so install writes the
+plugin files and returns the exact additions to make by hand (`hand_edits`). Uninstall writes the backup back when the file is exactly what install left (byte for byte
 restore); when someone changed it since, only this plugin's entries are removed and the backup is kept.
 """
 from __future__ import annotations
@@ -93,24 +94,73 @@ def _read(path: Path) -> bytes | None:
         raise AgentInstallError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def parse_config(data: bytes, path: Path) -> dict[str, Any]:
-    """Strict JSON object, or AgentInstallError saying why this file is not edited."""
+def read_config(data: bytes, path: Path) -> tuple[dict[str, Any], bool]:
+    """(the config object, whether it is strict JSON and so may be rewritten) — read as OpenClaw reads it, JSON5;
+    AgentInstallError when it is not even that."""
+    import json5
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise AgentInstallError(f"{path} is not UTF-8; not edited") from None
     if not text.strip():
-        return {}
+        return {}, True
+    strict = True
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise AgentInstallError(
-            f"{path} is not strict JSON (line {exc.lineno}: {exc.msg}) — OpenClaw reads it as JSON5 (comments, "
-            "trailing commas, unquoted keys), but rewriting it would drop those, so it is not edited; add the "
-            "entries shown by `eventlog agent install --print` by hand") from None
+    except json.JSONDecodeError:
+        strict = False
+        try:
+            doc = json5.loads(text)
+        except ValueError as exc:
+            raise AgentInstallError(f"{path} is not valid JSON5 ({exc}); not edited") from None
     if not isinstance(doc, dict):
         raise AgentInstallError(f"{path}: the config is not a JSON object; not edited")
+    return doc, strict
+
+
+def parse_config(data: bytes, path: Path) -> dict[str, Any]:
+    """A config this installer may rewrite (strict JSON), or AgentInstallError saying why it is not edited."""
+    doc, strict = read_config(data, path)
+    if not strict:
+        raise AgentInstallError(f"{path} is JSON5 (comments, trailing commas or unquoted keys); rewriting it would "
+                                "drop those, so it is not edited: make the changes `eventlog agent install` lists "
+                                "by hand")
     return doc
+
+
+def hand_edits(old: Any, new: Any, path: str = "") -> list[dict[str, Any]]:
+    """What turns `old` into `new`, as a person makes it in an editor: `{"at": "plugins.load.paths", "append": [...]}`,
+    `{"at": "plugins", "add": "entries", "value": {...}}` (a key missing in the object at `at`; "" is the top
+    level), `{"at": "plugins.entries.eventlog-recall", "set": {...}}` (a value to replace)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[dict[str, Any]] = []
+        for key, value in new.items():
+            if key not in old:
+                out.append({"at": path, "add": key, "value": value})
+            else:
+                out += hand_edits(old[key], value, f"{path}.{key}" if path else key)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and new[:len(old)] == old:
+        return [{"at": path, "append": new[len(old):]}] if len(new) > len(old) else []
+    return [] if old == new else [{"at": path, "set": new}]
+
+
+def describe_edits(edits: list[dict[str, Any]], config: Path) -> str:
+    """The hand edits as lines to follow, values in JSON (valid JSON5 too)."""
+    lines = [f"In {config}:"]
+    for e in edits:
+        where = f"`{e['at']}`" if e["at"] else "the top-level object"
+        if "append" in e:
+            items = ", ".join(json.dumps(v) for v in e["append"])
+            lines.append(f"  - in the list {where}, append: {items}")
+        elif "add" in e:
+            lines.append(f"  - in {where}, add the key {json.dumps(e['add'])} with the value:")
+            lines += ["      " + ln for ln in json.dumps(e["value"], indent=2).splitlines()]
+        else:
+            lines.append(f"  - replace the value of {where} with:")
+            lines += ["      " + ln for ln in json.dumps(e["set"], indent=2).splitlines()]
+    return "\n".join(lines)
 
 
 def _style(text: str) -> tuple[int | None, bool, bool]:
@@ -238,14 +288,22 @@ def _write_plugin(pdir: Path) -> bool:
 
 def install(config: str | os.PathLike[str] | None = None, *, options: dict[str, Any] | None = None,
             command: list[str] | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Copy the plugin, register it; idempotent (a second run with the same options changes nothing)."""
+    """Copy the plugin, register it; idempotent (a second run with the same options changes nothing). A JSON5 config
+    is left as it is: the plugin files are written all the same, and `hand_edits` lists what to add by hand (empty
+    once it has been done)."""
     path, source = resolve_config(config, env)
     pdir, sdir = plugin_dir(env), _state_dir(path, env)
     before = _read(path)
-    doc = parse_config(before, path) if before is not None else {}
-    state = _load_state(sdir)
+    doc, strict = read_config(before, path) if before is not None else ({}, True)
     entry = plugin_entry(command or default_command(), options or {})
-    new = dump_config(add_entries(json.loads(json.dumps(doc)), pdir, entry), (before or b"").decode("utf-8"))
+    wanted = add_entries(json.loads(json.dumps(doc)), pdir, entry)
+    if not strict:
+        edits = hand_edits(doc, wanted)
+        return {"config": str(path), "config_source": source, "config_format": "json5", "plugin_dir": str(pdir),
+                "config_changed": False, "plugin_changed": _write_plugin(pdir), "backup": None, "entry": entry,
+                "hand_edits": edits}
+    state = _load_state(sdir)
+    new = dump_config(wanted, (before or b"").decode("utf-8"))
     plugin_changed = _write_plugin(pdir)
     config_changed = new != before
     if state is None or state.get("after_sha256") != _sha(before):
@@ -261,8 +319,9 @@ def install(config: str | os.PathLike[str] | None = None, *, options: dict[str, 
     state["after_sha256"] = _sha(new)
     state["installed_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     _save_state(sdir, state)
-    return {"config": str(path), "config_source": source, "plugin_dir": str(pdir), "config_changed": config_changed,
-            "plugin_changed": plugin_changed, "backup": state.get("backup"), "entry": entry}
+    return {"config": str(path), "config_source": source, "config_format": "json", "plugin_dir": str(pdir),
+            "config_changed": config_changed, "plugin_changed": plugin_changed, "backup": state.get("backup"),
+            "entry": entry, "hand_edits": []}
 
 
 def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -283,7 +342,12 @@ def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str,
             _atomic_write(path, data, path.stat().st_mode & 0o7777)
             result["action"] = "restored byte for byte from the backup"
     elif current is not None:
-        doc = parse_config(current, path)
+        doc, strict = read_config(current, path)
+        if not strict and any(registered(doc, pdir).values()):
+            raise AgentInstallError(
+                f"{path} is JSON5 and is not rewritten (its comments would go): remove by hand "
+                f"\"{pdir}\" from plugins.load.paths and the key \"{PLUGIN_ID}\" from plugins.entries"
+                f" (and from plugins.allow / tools.allow if listed there), then run `eventlog agent uninstall` again")
         if any(registered(doc, pdir).values()):
             _atomic_write(path, dump_config(remove_entries(doc, pdir), current.decode("utf-8")),
                           path.stat().st_mode & 0o7777)
@@ -312,7 +376,7 @@ def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str,
 def agent_status(config: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Everything `eventlog doctor` needs to judge the recall plugin; never raises for a broken setup, reports it.
 
-    Keys: config, config_source, config_exists, config_error, registered {load_path, entry, enabled, denied},
+    Keys: config, config_source, config_exists, config_format ("json" | "json5" | None), config_error, registered {load_path, entry, enabled, denied},
     plugin_dir, plugin_files ("ok" | "missing" | "outdated"), command, command_ok, installed_by_eventlog,
     changed_since_install, backup, ok, problems [str]."""
     path, source = resolve_config(config, env)
@@ -322,9 +386,11 @@ def agent_status(config: str | os.PathLike[str] | None = None, env: Mapping[str,
     out["config_exists"] = data is not None
     doc: dict[str, Any] = {}
     out["config_error"] = None
+    out["config_format"] = None
     if data is not None:
         try:
-            doc = parse_config(data, path)
+            doc, strict = read_config(data, path)
+            out["config_format"] = "json" if strict else "json5"
         except AgentInstallError as exc:
             out["config_error"] = str(exc)
     out["registered"] = registered(doc, pdir)

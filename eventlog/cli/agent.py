@@ -47,7 +47,8 @@ def install(config: str | None, allow_all: tuple[str, ...], helper: bool, timeou
     """Install the recall plugin outside the openclaw package and register it in the gateway config.
 
     Keeps a byte-exact backup; running it again changes nothing; `eventlog agent uninstall` reverses it.
-    A JSON5 config (comments, trailing commas) is not edited: exit 2, and --print shows what to add by hand.
+    A JSON5 config (comments, trailing commas, unquoted keys) is not rewritten, so its comments stay: the plugin
+    files are written and the exact additions to make by hand are printed (exit 1 until they are made).
 
     \b
     Example:
@@ -63,7 +64,16 @@ def install(config: str | None, allow_all: tuple[str, ...], helper: bool, timeou
     res = ins.install(config, options=options)
     if as_json:
         emit_json(res)
-        return
+        sys.exit(1 if res["hand_edits"] else 0)
+    if res["config_format"] == "json5":
+        click.echo(f"plugin files: {res['plugin_dir']} ({'written' if res['plugin_changed'] else 'up to date'})")
+        if not res["hand_edits"]:
+            click.echo(f"config: {res['config']} ({res['config_source']}, JSON5): already registered, unchanged")
+            return
+        click.echo(f"config: {res['config']} ({res['config_source']}) is JSON5 and is not rewritten (its comments "
+                   "would go); make these changes by hand, then run `eventlog agent status`:")
+        click.echo(ins.describe_edits(res["hand_edits"], Path(res["config"])))
+        sys.exit(1)
     click.echo(f"plugin files: {res['plugin_dir']} ({'written' if res['plugin_changed'] else 'up to date'})")
     click.echo(f"config: {res['config']} ({res['config_source']}): "
                + ("plugin registered" if res["config_changed"] else "already registered, unchanged"))
