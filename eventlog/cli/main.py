@@ -87,7 +87,14 @@ class OneLineErrors(click.Group):
 @click.version_option(__version__, prog_name="eventlog")
 @click.pass_context
 def cli(ctx: click.Context, root: str | None) -> None:
-    """openclaw-eventlog: what your OpenClaw agent received and said on Telegram, and whether it leaked a secret."""
+    """openclaw-eventlog: what your OpenClaw agent received and said on Telegram, and whether it leaked a secret.
+
+    \b
+    Examples:
+      eventlog grep -i password --since yesterday
+      eventlog tail -f
+      eventlog dlp alerts --since 7d
+    """
     ctx.obj = {"root": root}
 
 

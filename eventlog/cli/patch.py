@@ -62,7 +62,14 @@ def _changes(r: dict[str, Any]) -> str:
 
 @click.group("patch")
 def patch() -> None:
-    """Apply, revert, inspect and audit the OpenClaw patch set."""
+    """Apply, revert, inspect and audit the OpenClaw patch set.
+
+    \b
+    Examples:
+      eventlog patch apply
+      eventlog patch status
+      eventlog patch audit --json
+    """
 
 
 @patch.command("apply")
@@ -71,7 +78,12 @@ def patch() -> None:
 @json_opt
 @root_opt
 def apply_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """Patch an installed OpenClaw (idempotent, all files or none; refuses on a missing/ambiguous anchor)."""
+    """Patch an installed OpenClaw (idempotent, all files or none; refuses on a missing/ambiguous anchor).
+
+    \b
+    Example:
+      eventlog patch apply --openclaw "$(npm root -g)/openclaw"
+    """
     r = _run(patchset.apply, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['result']} (openclaw {r['openclaw_version']}): " + ", ".join(r["changed"]))
 
@@ -82,7 +94,12 @@ def apply_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, r
 @json_opt
 @root_opt
 def revert_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """Restore every patched file byte for byte and remove the runtime."""
+    """Restore every patched file byte for byte and remove the runtime.
+
+    \b
+    Example:
+      eventlog patch revert --json
+    """
     r = _run(patchset.revert, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['result']} (openclaw {r['openclaw_version']}): " + ", ".join(r["changed"]))
 
@@ -96,8 +113,10 @@ def ensure_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, 
     """Make sure the tap is applied and audits clean; the command to run before the gateway starts.
 
     Applies it if the installed release is known-good, rebases onto it if not (only when every change re-anchors).
-    Exit 0 ok, 2 refused (JSON reason on stdout, tree unchanged). Example, in the gateway's systemd unit:
+    Exit 0 ok, 2 refused (JSON reason on stdout, tree unchanged).
 
+    \b
+    Example (a line of the gateway's systemd unit):
       ExecStartPre=/home/me/.local/bin/eventlog patch ensure --openclaw /usr/lib/node_modules/openclaw
     """
     from eventlog.patchset.ensure import ensure
@@ -123,8 +142,10 @@ def guard_cmd(openclaw_dir: Path | None, root: str | None, settle: float, interv
               once: bool) -> None:
     """Watch the OpenClaw package; after an update, run ensure and log patch:reapplied / patch:failed.
 
-    Prints one JSON line per outcome. Runs until SIGTERM / Ctrl-C. Example:
+    Prints one JSON line per outcome. Runs until SIGTERM / Ctrl-C.
 
+    \b
+    Example:
       eventlog patch guard --then 'systemctl --user restart openclaw-gateway'
     """
     import signal
@@ -167,8 +188,8 @@ def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path
              root: str | None) -> None:
     """Print the systemd drop-in (ExecStartPre=eventlog patch ensure) or a wrapper script: fail-closed starts.
 
+    \b
     Example:
-
       eventlog patch unit > ~/.config/systemd/user/openclaw-gateway.service.d/eventlog-ensure.conf
       systemctl --user daemon-reload && systemctl --user restart openclaw-gateway
     """
@@ -191,7 +212,12 @@ def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path
 @json_opt
 @root_opt
 def status_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """applied / not-applied / partial, with OpenClaw and manifest versions. Exit 0 / 1 / 2."""
+    """applied / not-applied / partial, with OpenClaw and manifest versions. Exit 0 / 1 / 2.
+
+    \b
+    Example:
+      eventlog patch status --json
+    """
     r = _run(patchset.status, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['state']}: openclaw {r['openclaw_version']} at {r['openclaw_dir']}, "
                                 f"manifest v{r['manifest_version']}\n  found by {r['found']['how']}: "
@@ -205,7 +231,12 @@ def status_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, 
 @json_opt
 @root_opt
 def audit_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """Check the installed tree matches the manifest exactly. Exit 0 clean, 1 not applied, 2 problems."""
+    """Check the installed tree matches the manifest exactly. Exit 0 clean, 1 not applied, 2 problems.
+
+    \b
+    Example:
+      eventlog patch audit --json
+    """
     r = _run(patchset.audit, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: ("ok" if r["ok"] else r["state"] if not r["problems"] else "FAILED") + "".join(
         "\n  " + orjson.dumps(p).decode() for p in r["problems"]) + "".join(
@@ -221,7 +252,12 @@ def audit_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, r
                    "the other (one patch series, as `patch -p1` reads it).")
 @root_opt
 def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None, root: str | None) -> None:
-    """Write the unified diffs of the patch set for a pristine OpenClaw tree."""
+    """Write the unified diffs of the patch set for a pristine OpenClaw tree.
+
+    \b
+    Example:
+      eventlog patch diffs --out - | less
+    """
     from eventlog.patchset.diffs import render_diffs, write_diffs
 
     if str(out) == STDOUT:
@@ -247,7 +283,12 @@ def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None
 @root_opt
 def rebase_cmd(to: str, manifest: Path | None, verify: bool, out: Path | None, dry_run: bool, as_json: bool,
                root: str | None) -> None:
-    """Re-anchor the patch set onto another release; exit 0 only if every change applied (and verified)."""
+    """Re-anchor the patch set onto another release; exit 0 only if every change applied (and verified).
+
+    \b
+    Example:
+      eventlog patch rebase --to 2026.9.6 --dry-run
+    """
     from eventlog.patchset.rebase import rebase
 
     if str(out) == STDOUT:
@@ -284,7 +325,12 @@ def _render_rebase(r: dict[str, Any]) -> str:
 @json_opt
 @root_opt
 def drift_cmd(a: str, b: str, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """What upstream changed around our anchors between two releases."""
+    """What upstream changed around our anchors between two releases.
+
+    \b
+    Example:
+      eventlog patch drift --from 2026.9.5 --to 2026.9.6
+    """
     from eventlog.patchset.drift import drift, render
 
     r = _run(lambda _pkg, m: drift(a, b, m), None, manifest, need_pkg=False, as_json=as_json)
@@ -302,7 +348,12 @@ def drift_cmd(a: str, b: str, manifest: Path | None, as_json: bool, root: str | 
 @root_opt
 def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, write: bool, out: Path | None,
                as_json: bool, root: str | None) -> None:
-    """Rebase (+ verify) every release given and write the known-good table. Exit 0 only if all pass."""
+    """Rebase (+ verify) every release given and write the known-good table. Exit 0 only if all pass.
+
+    \b
+    Example:
+      eventlog patch matrix 2026.9.5 2026.9.6 --verify --out -
+    """
     from eventlog.patchset.matrix import run_matrix
 
     to_stdout = str(out) == STDOUT

@@ -15,7 +15,12 @@ from .main import cli
 @root_option
 @handle_errors
 def init(root: Path) -> None:
-    """Create the log root (0700) and its top-level folders; harmless if they exist."""
+    """Create the log root (0700) and its top-level folders; harmless if they exist.
+
+    \b
+    Example:
+      eventlog init --root ~/.openclaw/eventlog
+    """
     from ..store.writer import EventLog
 
     for sub in ("", "raw", "seals", "dlp"):
@@ -33,7 +38,12 @@ def init(root: Path) -> None:
 @handle_errors
 def path(root: Path, as_json: bool) -> None:
     """Print every location in use (root, log files, seals, DLP streams, key, allowlist, Parquet), then every
-    environment variable the package reads, with its current value or "unset" (docs/environment.md)."""
+    environment variable the package reads, with its current value or "unset" (docs/environment.md).
+
+    \b
+    Example:
+      eventlog path --json
+    """
     from ..config import config_path
     from ..envvars import current
 
@@ -149,7 +159,13 @@ def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: boo
 @handle_errors
 def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> None:
     """Seal closed day files: record line count, size and last hash under seals/ (done automatically when a later day
-    is written to the same chat)."""
+    is written to the same chat).
+
+    \b
+    Examples:
+      eventlog seal
+      eventlog seal --chat 100007 --json
+    """
     from ..store.layout import parse_when
     from ..store.seal import seal_closed
     from ..store.writer import EventLog
@@ -175,7 +191,13 @@ def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> No
 @root_option
 @handle_errors
 def stats(root: Path, by: str, chat: str | None, since, until, as_json: bool) -> None:
-    """Events and bytes per channel, chat or day. Exit 1 if the range holds no events."""
+    """Events and bytes per channel, chat or day. Exit 1 if the range holds no events.
+
+    \b
+    Examples:
+      eventlog stats --by day --since this-month
+      eventlog stats --by chat --json
+    """
     from ..store.stats import stats as run
 
     ensure_root(root)
