@@ -8,11 +8,13 @@ Where things go (docs/agent.md):
   absolute path).
 
 The config file: `--config`, else `$OPENCLAW_CONFIG_PATH`, else `$OPENCLAW_STATE_DIR/openclaw.json`, else
-`~/.openclaw/openclaw.json`. OpenClaw reads it as JSON5; so does every function here (the `json5` package), but only a
-strict-JSON file is rewritten. A JSON5 file (comments, trailing commas, unquoted keys) cannot be rewritten without
-losing what makes it JSON5 — `openclaw config set` strips its comments too (docs/agent.md) — so install writes the
-plugin files and returns the exact additions to make by hand (`hand_edits`). Uninstall writes the backup back when the file is exactly what install left (byte for byte
-restore); when someone changed it since, only this plugin's entries are removed and the backup is kept.
+`~/.openclaw/openclaw.json`. OpenClaw reads it as JSON5; so does every function here (the `json5` package). A
+strict-JSON file is rewritten in its own style; a JSON5 file (comments, trailing commas, unquoted keys) is edited in
+place by json5edit, every byte of it kept — re-serialising would drop what makes it JSON5, and `openclaw config set`
+strips its comments too (docs/agent.md). Where that edit cannot be made with certainty, install writes the plugin
+files and returns the exact additions to make by hand (`hand_edits`). Uninstall writes the backup back when the file
+is exactly what install left (byte for byte restore); when someone changed it since, only this plugin's entries are
+removed and the backup is kept.
 """
 from __future__ import annotations
 
@@ -127,40 +129,6 @@ def parse_config(data: bytes, path: Path) -> dict[str, Any]:
                                 "drop those, so it is not edited: make the changes `eventlog agent install` lists "
                                 "by hand")
     return doc
-
-
-def hand_edits(old: Any, new: Any, path: str = "") -> list[dict[str, Any]]:
-    """What turns `old` into `new`, as a person makes it in an editor: `{"at": "plugins.load.paths", "append": [...]}`,
-    `{"at": "plugins", "add": "entries", "value": {...}}` (a key missing in the object at `at`; "" is the top
-    level), `{"at": "plugins.entries.eventlog-recall", "set": {...}}` (a value to replace)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        out: list[dict[str, Any]] = []
-        for key, value in new.items():
-            if key not in old:
-                out.append({"at": path, "add": key, "value": value})
-            else:
-                out += hand_edits(old[key], value, f"{path}.{key}" if path else key)
-        return out
-    if isinstance(old, list) and isinstance(new, list) and new[:len(old)] == old:
-        return [{"at": path, "append": new[len(old):]}] if len(new) > len(old) else []
-    return [] if old == new else [{"at": path, "set": new}]
-
-
-def describe_edits(edits: list[dict[str, Any]], config: Path) -> str:
-    """The hand edits as lines to follow, values in JSON (valid JSON5 too)."""
-    lines = [f"In {config}:"]
-    for e in edits:
-        where = f"`{e['at']}`" if e["at"] else "the top-level object"
-        if "append" in e:
-            items = ", ".join(json.dumps(v) for v in e["append"])
-            lines.append(f"  - in the list {where}, append: {items}")
-        elif "add" in e:
-            lines.append(f"  - in {where}, add the key {json.dumps(e['add'])} with the value:")
-            lines += ["      " + ln for ln in json.dumps(e["value"], indent=2).splitlines()]
-        else:
-            lines.append(f"  - replace the value of {where} with:")
-            lines += ["      " + ln for ln in json.dumps(e["set"], indent=2).splitlines()]
-    return "\n".join(lines)
 
 
 def _style(text: str) -> tuple[int | None, bool, bool]:
@@ -289,21 +257,30 @@ def _write_plugin(pdir: Path) -> bool:
 def install(config: str | os.PathLike[str] | None = None, *, options: dict[str, Any] | None = None,
             command: list[str] | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Copy the plugin, register it; idempotent (a second run with the same options changes nothing). A JSON5 config
-    is left as it is: the plugin files are written all the same, and `hand_edits` lists what to add by hand (empty
-    once it has been done)."""
+    is edited in place, its comments and layout kept (json5edit; the result is re-read and must mean exactly the
+    wanted config). When that cannot be done with certainty the file is left as it is: the plugin files are written
+    all the same, and `hand_edits` lists what to add by hand, `edit_refused` why (empty once it has been done)."""
+    from .json5edit import Json5EditError, hand_edits
+    from .json5edit import apply as edit_json5
+
     path, source = resolve_config(config, env)
     pdir, sdir = plugin_dir(env), _state_dir(path, env)
     before = _read(path)
     doc, strict = read_config(before, path) if before is not None else ({}, True)
     entry = plugin_entry(command or default_command(), options or {})
     wanted = add_entries(json.loads(json.dumps(doc)), pdir, entry)
-    if not strict:
+    if strict:
+        new = dump_config(wanted, (before or b"").decode("utf-8"))
+    else:
+        assert before is not None  # a missing file is strict: install writes it as JSON
         edits = hand_edits(doc, wanted)
-        return {"config": str(path), "config_source": source, "config_format": "json5", "plugin_dir": str(pdir),
-                "config_changed": False, "plugin_changed": _write_plugin(pdir), "backup": None, "entry": entry,
-                "hand_edits": edits}
+        try:
+            new = edit_json5(before.decode("utf-8"), edits, wanted).encode("utf-8") if edits else before
+        except Json5EditError as exc:
+            return {"config": str(path), "config_source": source, "config_format": "json5", "plugin_dir": str(pdir),
+                    "config_changed": False, "plugin_changed": _write_plugin(pdir), "backup": None, "entry": entry,
+                    "hand_edits": edits, "edit_refused": str(exc)}
     state = _load_state(sdir)
-    new = dump_config(wanted, (before or b"").decode("utf-8"))
     plugin_changed = _write_plugin(pdir)
     config_changed = new != before
     if state is None or state.get("after_sha256") != _sha(before):
@@ -319,9 +296,9 @@ def install(config: str | os.PathLike[str] | None = None, *, options: dict[str, 
     state["after_sha256"] = _sha(new)
     state["installed_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     _save_state(sdir, state)
-    return {"config": str(path), "config_source": source, "config_format": "json", "plugin_dir": str(pdir),
-            "config_changed": config_changed, "plugin_changed": plugin_changed, "backup": state.get("backup"),
-            "entry": entry, "hand_edits": []}
+    return {"config": str(path), "config_source": source, "config_format": "json" if strict else "json5",
+            "plugin_dir": str(pdir), "config_changed": config_changed, "plugin_changed": plugin_changed,
+            "backup": state.get("backup"), "entry": entry, "hand_edits": []}
 
 
 def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -330,7 +307,9 @@ def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str,
     state = _load_state(sdir)
     current = _read(path)
     result: dict[str, Any] = {"config": str(path), "config_source": source, "plugin_dir": str(pdir)}
-    if state is not None and current is not None and _sha(current) == state.get("after_sha256"):
+    # The backup is worth restoring only if install changed the file (it may have found the plugin registered by hand).
+    if state is not None and current is not None and _sha(current) == state.get("after_sha256") \
+            and state.get("before_sha256") != state.get("after_sha256"):
         if state.get("created"):
             path.unlink()
             result["action"] = "removed (install had created it)"
@@ -376,9 +355,9 @@ def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str,
 def agent_status(config: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Everything `eventlog doctor` needs to judge the recall plugin; never raises for a broken setup, reports it.
 
-    Keys: config, config_source, config_exists, config_format ("json" | "json5" | None), config_error, registered {load_path, entry, enabled, denied},
-    plugin_dir, plugin_files ("ok" | "missing" | "outdated"), command, command_ok, installed_by_eventlog,
-    changed_since_install, backup, ok, problems [str]."""
+    Keys: config, config_source, config_exists, config_format ("json" | "json5" | None), config_error,
+    registered {load_path, entry, enabled, denied}, plugin_dir, plugin_files ("ok" | "missing" | "outdated"), command,
+    command_ok, installed_by_eventlog, changed_since_install, backup, ok, problems [str]."""
     path, source = resolve_config(config, env)
     pdir, sdir = plugin_dir(env), _state_dir(path, env)
     out: dict[str, Any] = {"config": str(path), "config_source": source, "plugin_dir": str(pdir), "problems": []}
