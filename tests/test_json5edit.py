@@ -60,6 +60,16 @@ def test_a_disabled_entry_is_switched_on_in_place() -> None:
     assert "'eventlog-recall': { enabled: true," in out and "// off for now" in out
 
 
+def test_an_old_entry_with_keys_ours_lacks_is_replaced_whole() -> None:
+    text = "{\n  plugins: {\n    entries: {\n      'eventlog-recall': { enabled: false, stale: 1 }, // old\n    },\n  },\n}\n"
+    doc = json5.loads(text)
+    wanted = ins.add_entries(copy.deepcopy(doc), PDIR, ENTRY)
+    edits = hand_edits(doc, wanted)
+    assert {"at": "plugins.entries.eventlog-recall", "set": ENTRY} in edits
+    out = apply(text, edits, wanted)
+    assert json5.loads(out) == wanted and "stale" not in out and "// old" in out
+
+
 @pytest.mark.parametrize("text", [
     "{ \\u0070lugins: {} }",        # an escaped identifier: json5 reads `plugins`, the scanner does not
     "{ a: NaN }",                    # NaN never equals itself: the re-read cannot confirm the result

@@ -158,7 +158,7 @@ def hand_edits(old: Any, new: Any, path: str = "") -> list[dict[str, Any]]:
     """What turns `old` into `new`, as a person makes it in an editor: `{"at": "plugins.load.paths", "append": [...]}`,
     `{"at": "plugins", "add": "entries", "value": {...}}` (a key missing in the object at `at`; "" is the top
     level), `{"at": "plugins.entries.eventlog-recall", "set": {...}}` (a value to replace)."""
-    if isinstance(old, dict) and isinstance(new, dict):
+    if isinstance(old, dict) and isinstance(new, dict) and old.keys() <= new.keys():  # else the whole object is new
         out: list[dict[str, Any]] = []
         for key, value in new.items():
             if key not in old:
