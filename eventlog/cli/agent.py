@@ -49,13 +49,16 @@ def install(config: str | None, allow_all: tuple[str, ...], helper: bool, timeou
     """Install the recall plugin outside the openclaw package and register it in the gateway config.
 
     Keeps a byte-exact backup; running it again changes nothing; `eventlog agent uninstall` reverses it.
-    A JSON5 config (comments, trailing commas) is not edited: exit 2, and --print shows what to add by hand.
+    A JSON5 config (comments, trailing commas, unquoted keys) is edited in place, every comment kept; where that
+    cannot be done with certainty it is left alone, the plugin files are written and the exact additions to make
+    by hand are printed (exit 1 until they are made).
 
     \b
     Example:
       eventlog agent install --config ~/.openclaw/openclaw.json --allow-all 123456789
     """
     from ..agent import install as ins
+    from ..agent.json5edit import describe_edits
 
     options: dict[str, Any] = {"allowAll": list(allow_all), "helper": helper, "timeoutMs": timeout_s * 1000}
     if print_only:
@@ -65,9 +68,18 @@ def install(config: str | None, allow_all: tuple[str, ...], helper: bool, timeou
     res = ins.install(config, options=options)
     if as_json:
         emit_json(res)
-        return
+        sys.exit(1 if res["hand_edits"] else 0)
+    if res["hand_edits"]:
+        click.echo(f"plugin files: {res['plugin_dir']} ({'written' if res['plugin_changed'] else 'up to date'})")
+        click.echo(f"config: {res['config']} ({res['config_source']}) is JSON5 and could not be edited with "
+                   f"certainty ({res['edit_refused']}), so it is unchanged; make these changes by hand, then run "
+                   "`eventlog agent status`:")
+        click.echo(describe_edits(res["hand_edits"], Path(res["config"])))
+        sys.exit(1)
     click.echo(f"plugin files: {res['plugin_dir']} ({'written' if res['plugin_changed'] else 'up to date'})")
-    click.echo(f"config: {res['config']} ({res['config_source']}): "
+    click.echo(f"config: {res['config']} ({res['config_source']}"
+               + (", JSON5: comments and layout kept" if res["config_format"] == "json5" and res["config_changed"]
+                  else "") + "): "
                + ("plugin registered" if res["config_changed"] else "already registered, unchanged"))
     if res.get("backup"):
         click.echo(f"backup: {res['backup']}")

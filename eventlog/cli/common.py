@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable, Iterator
 
 import click
 import orjson
@@ -48,8 +50,8 @@ def fail(message: str, code: int = 2) -> None:
 
 def handle_errors(f: Callable) -> Callable:
     """Typed library errors (EventlogError, CliError) and OS errors become one stderr line and exit 2. Anything else
-    — a ValueError or TypeError included — is a bug and surfaces as one, with its traceback. Ctrl-C is the group's
-    (main.OneLineErrors: exit 130)."""
+    — a ValueError or TypeError included — is a bug and surfaces as one, with its traceback. Ctrl-C and a closed
+    stdout pipe are the group's (main.OneLineErrors: exit 130, 141)."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -61,7 +63,7 @@ def handle_errors(f: Callable) -> Callable:
             fail(str(exc))
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
-                sys.exit(0)
+                raise  # stdout's reader went away (`| head`): main.OneLineErrors ends the process quietly
             fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
 
     return wrapper
@@ -96,6 +98,34 @@ def user_config(root: Path) -> Any:
         click.echo(f"eventlog: warning: {cfg.path}: unknown key(s) ignored: {', '.join(cfg.unknown)} "
                    "(known: retention_days, tz)", err=True)
     return cfg
+
+
+STDOUT = "-"  # the value of any -o/--output/--out FILE option that means standard output
+
+
+@contextmanager
+def output_to(value: str | os.PathLike[str], root: Path | None = None, *, binary: bool = False,
+              option: str = "-o") -> Iterator[BinaryIO]:
+    """The one meaning of every -o/--output/--out FILE option: `-` is standard output, anything else a file written
+    atomically and 0600 (refused inside the log `root`; a device or pipe such as /dev/stdout is written in place —
+    recall.output.atomic_output). `binary` output (parquet) to standard output is refused when it is a terminal,
+    as gzip does, and written as bytes to a pipe or a redirect."""
+    from ..recall.output import atomic_output
+
+    if str(value) == STDOUT:
+        if binary and sys.stdout.isatty():
+            raise CliError(f"binary output to a terminal: give {option} FILE, or pipe or redirect standard output")
+        sys.stdout.flush()  # text click.echo'd before must come first
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    with atomic_output(value, root) as f:
+        yield f
+
+
+def output_name(value: str | os.PathLike[str]) -> str:
+    """How a message names where the output went."""
+    return "standard output" if str(value) == STDOUT else str(value)
 
 
 def emit_json(obj: Any) -> None:

@@ -15,7 +15,14 @@ from .timeopts import time_range, zone_only
 
 @cli.group()
 def dlp() -> None:
-    """Data-loss prevention: the rule file, scanning, alerts and their review."""
+    """Data-loss prevention: the rule file, scanning, alerts and their review.
+
+    \b
+    Examples:
+      eventlog dlp scan "is this safe to send?"
+      eventlog dlp alerts --since 7d
+      eventlog dlp review            # open alerts one by one
+    """
 
 
 def _exit(found: bool) -> None:
@@ -30,7 +37,13 @@ def _exit(found: bool) -> None:
 @root_option
 @handle_errors
 def rules(root: Path, check: bool, path: str | None, as_json: bool) -> None:
-    """List the rules, or lint them with --check (exit 2 on any problem)."""
+    """List the rules, or lint them with --check (exit 2 on any problem).
+
+    \b
+    Examples:
+      eventlog dlp rules
+      eventlog dlp rules --check --file my-rules.json
+    """
     from ..dlp.rules import lint_doc, load_rules, read_doc
 
     if check:
@@ -82,7 +95,11 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
     period). Exit 0 if anything was found, 1 if not.
 
     \b
-    Example: eventlog dlp scan --log --since 7d --no-alerts"""
+    Examples:
+      eventlog dlp scan "the deploy key is in the vault"
+      eventlog dlp scan --log --since 7d --no-alerts --json
+      eventlog dlp scan --file notes.txt
+    """
     from ..dlp.engine import open_scanner
     from ..dlp.keys import load_key
     from ..dlp.logscan import finding_row, iter_jsonl, scan_log
@@ -201,7 +218,12 @@ def alerts(root: Path, state: str | None, resolution: str | None, rule: str | No
 @root_option
 @handle_errors
 def show(root: Path, alert_id: str, context: int, as_json: bool, tz: Any) -> None:
-    """One alert with its reviews and the surrounding conversation from the log, secrets masked."""
+    """One alert with its reviews and the surrounding conversation from the log, secrets masked.
+
+    \b
+    Example:
+      eventlog dlp show 01M8Q6YDBD0D321JJZP644PZP9 -C 3
+    """
     from ..dlp.alerts import find, project
     from ..dlp.engine import open_scanner
     from ..dlp.review import conversation
@@ -276,7 +298,12 @@ def review(root: Path, alert_id: str | None, verdict: str | None, note: str, rev
 @root_option
 @handle_errors
 def stats(root: Path, as_json: bool) -> None:
-    """Per-rule alert counts, states, verdicts, and precision from the verdicts."""
+    """Per-rule alert counts, states, verdicts, and precision from the verdicts.
+
+    \b
+    Example:
+      eventlog dlp stats --json
+    """
     from ..dlp.alerts import project, stats as rule_stats
 
     ensure_root(root)

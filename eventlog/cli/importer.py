@@ -15,7 +15,12 @@ from .main import cli
 
 @cli.group("import")
 def import_group() -> None:
-    """Import history from before the tap (Telegram Desktop's JSON export)."""
+    """Import history from before the tap (Telegram Desktop's JSON export).
+
+    \b
+    Example:
+      eventlog import telegram-desktop ~/Downloads/Telegram\\ Desktop/ChatExport_2026-11-30
+    """
 
 
 def import_progress(meter: Meter) -> Callable[[str, int, int], None]:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import click
 
-from .common import CliError, account_option, ensure_root, handle_errors, root_option
+from .common import CliError, account_option, ensure_root, handle_errors, output_name, output_to, root_option
 from .main import cli
 from .timeopts import cutoff, first_day_from, time_range
 
@@ -27,7 +27,7 @@ _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json (JSON Lines).")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Write the result to FILE (0600, atomically: replaced only when the query succeeded; refused inside "
-                   "the log root). Required for parquet on a terminal.")
+                   "the log root; `-` is standard output). Required for parquet on a terminal.")
 @click.option("--explain", is_flag=True, help="Print the SQL the views expand to (and the files bound), run nothing.")
 @_chat_option
 @account_option
@@ -49,7 +49,7 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
       eventlog sql "SELECT ts, sender, text FROM messages" --chat 100007 --since yesterday --tz Europe/Berlin
     """
     from ..recall import query as q
-    from ..recall.output import atomic_output, write_result
+    from ..recall.output import write_result
 
     ensure_root(root)
     if query == "-":
@@ -58,23 +58,17 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
         except UnicodeDecodeError as exc:
             raise CliError(f"the query on stdin is not UTF-8 (byte {exc.start})") from None
     scope = q.scope_from(root, chats, since, until, tz, accounts)
-    fmt = "json" if as_json else fmt or ("table" if sys.stdout.isatty() and not output else "json")
+    fmt = "json" if as_json else fmt or ("table" if sys.stdout.isatty() and output in (None, "-") else "json")
     src = q.plan(scope)
     if explain:
         click.echo(q.explain_text(scope, src), nl=False)
         return
-    if fmt == "parquet" and not output and sys.stdout.isatty():
-        raise CliError("--format parquet writes binary: give -o FILE or redirect stdout")
     bound = dict(params)
     with q.duckdb_errors():
         con, src = q.connect(scope, src)
         cur = q.execute(con, query, bound)
-        if output:
-            with atomic_output(output, root) as f:
-                rows = write_result(cur, fmt, f, tz=tz)
-        else:
-            rows = write_result(cur, fmt, sys.stdout.buffer, tz=tz)
-            sys.stdout.flush()
+        with output_to(output or "-", root, binary=fmt == "parquet") as f:
+            rows = write_result(cur, fmt, f, tz=tz)
         _report_skipped(q.invalid_lines(con, src, root))
     for unit in src.stale:
         click.echo(f"eventlog: compaction {unit} is stale (day files changed since it was built); those files were "
@@ -318,7 +312,7 @@ def tail(follow: bool, count: int, cursor: str | None, as_json: bool, chats: tup
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet", "md"]), default="jsonl",
               show_default=True, help="jsonl: the log's own lines; csv/parquet: the messages view; md: a transcript.")
 @click.option("-o", "--output", required=True, metavar="FILE",
-              help="Where to write (0600, atomically; refused inside the log root).")
+              help="Where to write (0600, atomically; refused inside the log root; `-` is standard output).")
 @time_range
 @root_option
 @handle_errors
@@ -334,11 +328,11 @@ def export(chat: str, accounts: tuple[str, ...], fmt: str, output: str, since: d
       eventlog export --chat 100007 --account ops -o ops-chat.jsonl
     """
     from ..recall.export import export as run_export
-    from ..recall.output import atomic_output
 
     ensure_root(root)
-    with atomic_output(output, root) as f:
+    with output_to(output, root, binary=fmt == "parquet") as f:
         n = run_export(root, chat, since, until, fmt, f, tz, accounts or None)
-    click.echo(f"eventlog: {n} {'event' if fmt == 'jsonl' else 'message'}(s) written to {output}", err=True)
+    click.echo(f"eventlog: {n} {'event' if fmt == 'jsonl' else 'message'}(s) written to {output_name(output)}",
+               err=True)
     sys.exit(0 if n else 1)
 

@@ -17,7 +17,12 @@ from .timeopts import cutoff, first_day_from, time_range
 @root_option
 @handle_errors
 def init(root: Path) -> None:
-    """Create the log root (0700) and its top-level folders; harmless if they exist."""
+    """Create the log root (0700) and its top-level folders; harmless if they exist.
+
+    \b
+    Example:
+      eventlog init --root ~/.openclaw/eventlog
+    """
     from ..store.writer import EventLog
 
     for sub in ("", "raw", "seals", "dlp"):
@@ -35,7 +40,12 @@ def init(root: Path) -> None:
 @handle_errors
 def path(root: Path, as_json: bool) -> None:
     """Print every location in use (root, log files, seals, DLP streams, key, allowlist, Parquet), then every
-    environment variable the package reads, with its current value or "unset" (docs/environment.md)."""
+    environment variable the package reads, with its current value or "unset" (docs/environment.md).
+
+    \b
+    Example:
+      eventlog path --json
+    """
     from ..config import config_path
     from ..envvars import current
 
@@ -154,7 +164,11 @@ def seal(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, as_js
     up to yesterday, UTC).
 
     \b
-    Example: eventlog seal --until yesterday --tz Europe/Berlin"""
+    Examples:
+      eventlog seal
+      eventlog seal --until yesterday --tz Europe/Berlin
+      eventlog seal --chat 100007 --json
+    """
     from datetime import date, timedelta
 
     from ..store.seal import seal_closed
@@ -191,9 +205,11 @@ def stats(root: Path, by: str, chat: str | None, accounts: tuple[str, ...], sinc
     if the range holds no events.
 
     \b
-    Example:
+    Examples:
       eventlog stats --by day --since this-month --tz Europe/Moscow
-      eventlog stats --by account --since 2026-11-01"""
+      eventlog stats --by account --since 2026-11-01
+      eventlog stats --by chat --json
+    """
     from ..store.stats import stats as run
 
     ensure_root(root)

@@ -11,18 +11,25 @@ from ..store.fsutil import atomic_writer
 
 
 @contextmanager
-def atomic_output(path: str | os.PathLike[str], root: Path) -> Iterator[BinaryIO]:
+def atomic_output(path: str | os.PathLike[str], root: Path | None) -> Iterator[BinaryIO]:
     """Write `path` all at once: a private (0600) temporary file beside it, renamed over it only when the writer
     finished; on any error the target is untouched. A path inside the log root is refused (it could replace a log
-    file or land where queries read)."""
+    file or land where queries read). A path that exists and is not a regular file (/dev/stdout, /dev/null, a FIFO,
+    bash's `>(gzip > x.gz)`) is written in place: renaming a temporary over it would replace the device or pipe
+    with a plain file."""
     target = Path(path).expanduser().absolute()
-    real_root = root.resolve()
-    real_target = target.parent.resolve() / target.name
-    if real_target == real_root or real_root in real_target.parents:
-        raise EventlogError(f"-o {path}: inside the log root {root}; write it elsewhere")
+    if root is not None:
+        real_root = root.resolve()
+        real_target = target.parent.resolve() / target.name
+        if real_target == real_root or real_root in real_target.parents:
+            raise EventlogError(f"-o {path}: inside the log root {root}; write it elsewhere")
     if target.is_dir():
         raise EventlogError(f"-o {path}: is a directory")
-    with atomic_writer(real_target, "output") as f:
+    if target.exists() and not target.is_file():
+        with open(target, "wb") as f:
+            yield f
+        return
+    with atomic_writer(target.parent.resolve() / target.name, "output") as f:
         yield f
 
 
