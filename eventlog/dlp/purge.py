@@ -1,6 +1,9 @@
 """The DLP streams' purger for `forget` (registered in ops/erasure.py): alerts in scope (their chat/day, or pointing at
-an erased event) lose any content field; reviews of them lose their note. Masked previews, rules and fingerprints
-stay: they are what an audit needs and never content. Each stream is rewritten under its lock, atomically."""
+an erased event) lose their content fields — `payload` holds the fingerprint, the masked preview and the keyed head
+(alerts.py), so nothing derived from the secret is left to test guesses against; reviews of them lose their note;
+the allowlist is rebuilt without the erased fingerprints. Rule, span, action, chat, times and ids stay: what an audit
+needs. Each stream is rewritten under its lock, atomically. Alerts written before the fingerprint moved into
+`payload` keep theirs (the chain covers it): docs/dlp.md, Erasure."""
 from __future__ import annotations
 
 from datetime import date
@@ -65,4 +68,10 @@ def plan(root: Path, scope: ErasedScope) -> dict[str, int]:
 
 
 def purge(root: Path, scope: ErasedScope) -> dict[str, int]:
-    return _erase(root, scope, dry_run=False)
+    from .alerts import project, rebuild_allowlist
+    from .keys import allowlist_path
+
+    counts = _erase(root, scope, dry_run=False)
+    if counts["alerts"] and allowlist_path(root).exists():
+        rebuild_allowlist(root, project(root))  # an erased alert's false positive no longer allowlists anything
+    return counts
