@@ -23,7 +23,7 @@ import orjson
 
 from ..errors import BadEvent, EventlogError
 from ..store.commitment import erase_line, live_ids
-from ..store.erased import ErasedScope
+from ..store.erased import ErasedScope, erasing
 from ..store.fsutil import replace_file
 from ..store.layout import LogFile, log_files, parse_relpath, seal_relpath
 from ..store.lock import FileLock
@@ -191,6 +191,14 @@ def forget(root: Path, *, chat: str | None = None, before: date | None = None, r
             "files": len(p.files), "events": p.events, "alerts": p.alerts, "reviews": p.reviews,
             "queries": p.queries,
         })
+    with erasing(root):  # no derived build publishes meanwhile; one that read the log before does not publish after
+        report.derived = _erase_all(root, log, p, report, progress)
+    checkpoint(log)
+    return report
+
+
+def _erase_all(root: Path, log: Any, p: ForgetPlan, report: ForgetReport,
+               progress: Callable[[str], None] | None) -> dict[str, dict[str, int]]:
     changed: set[str] = set()
     for lf in p.files:
         if progress:
@@ -202,7 +210,5 @@ def forget(root: Path, *, chat: str | None = None, before: date | None = None, r
         for lf in trail_files(root, {lf.relpath for lf in p.files}):
             if _erase_file(log, lf, report, p.select):
                 changed.add(lf.relpath)
-    report.derived = erase_derived(root, ErasedScope(chat, before, frozenset(changed),
-                                                     frozenset(lf.relpath for lf in p.files), frozenset(p.ids)))
-    checkpoint(log)
-    return report
+    return erase_derived(root, ErasedScope(p.chat, p.before, frozenset(changed),
+                                           frozenset(lf.relpath for lf in p.files), frozenset(p.ids)))

@@ -20,6 +20,7 @@ import numpy as np
 import orjson
 
 from ..errors import EventlogError
+from ..store import erased
 from ..store.fsutil import replace_file
 from . import watch
 
@@ -270,7 +271,32 @@ def write_sidecar(root: Path, data_name: str, suffix: str, data_sha256: str, arr
 def publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray],
             sidecars: dict[str, dict[str, np.ndarray]] | None = None, subdir: str = "units") -> dict[str, Any]:
     """Write the data file, then its sidecars (suffix → arrays, see write_sidecar), then the record that names them:
-    a reader never sees a record without its data file, nor a data file's sidecar from another one."""
+    a reader never sees a record without its data file, nor a data file's sidecar from another one. Under the erasure
+    generation check (store/erased.py): a unit read before a `forget` that changed its sources is not published (the
+    record returned says `dropped`); the next build redoes the day."""
+    with erased.publishing(root, f"{subdir}/{day}", record.get("erasure"), lambda: _still_current(root, record)) as ok:
+        if not ok:
+            return {**record, "dropped": "erased while it was built"}
+        return _publish(root, day, record, arrays, sidecars, subdir)
+
+
+def _still_current(root: Path, record: dict[str, Any]) -> bool:
+    """A unit's source day files (a pack's member units) are still the bytes (the data files) it was built from."""
+    if "members" in record:
+        now = load_records(root)
+        return all(now.get(day, {}).get("data") == data for day, data in record["members"].items())
+    for rel, src in record.get("sources", {}).items():
+        try:
+            data = (root / rel).read_bytes()
+        except FileNotFoundError:
+            return False
+        if [len(data), hashlib.sha256(data).hexdigest()] != list(src[:2]):
+            return False
+    return True
+
+
+def _publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray],
+             sidecars: dict[str, dict[str, np.ndarray]] | None, subdir: str) -> dict[str, Any]:
     d = units_dir(root, subdir)
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     data = pack(arrays)
