@@ -154,3 +154,16 @@ def test_forget_leaves_no_canary_no_guessable_fingerprint_and_no_trail(places: d
     a_alert = next(s for s in al.project(root) if s.alert["chat_id"] == A)
     assert a_alert.alert["rule"] == "password-prose" and a_alert.alert.get("fingerprint") is None
     assert a_alert.alert.get("masked") is None
+
+
+def test_forget_says_which_alerts_keep_a_fingerprint_from_before(places: dict[str, Path]):
+    """An alert written before the fingerprint moved into `payload` keeps it (the chain covers it): forget says so."""
+    root = places["root"]
+    assert run("init", "--root", str(root)).exit_code == 0
+    log = EventLog(root, fsync="never")
+    log.append(ev(chat=A, ts="2026-11-02T10:00:00Z", text="hello"))
+    log.append_stream(al.ALERTS, [{"event": "dlp:alert", "channel": "telegram", "chat_id": A, "rule": "email",
+                                   "ts": "2026-11-02T10:00:01.000Z", "fingerprint": "f" * 64, "masked": "c…g"}])
+    r = run("forget", "--chat", A, "--reason", "asked", "--yes", "--root", str(root))
+    assert r.exit_code == 0 and "1 alert(s) of the erased scope were written before" in r.stderr, r.output
+    assert run("verify", "--root", str(root)).exit_code == 0

@@ -29,6 +29,7 @@ def _in_scope(obj: dict[str, Any], chat: str | None, before: date | None) -> boo
 def _erase(root: Path, scope: ErasedScope, dry_run: bool) -> dict[str, int]:
     alert_ids: set[str] = set()
     counts = {}
+    legacy = 0  # alerts in scope written before the fingerprint moved into `payload`: the chain covers theirs
     for rel, kind in ((ALERTS, "alerts"), (REVIEWS, "reviews")):
         path = root / rel
         n = 0
@@ -48,6 +49,7 @@ def _erase(root: Path, scope: ErasedScope, dry_run: bool) -> dict[str, int]:
                         or (kind == "reviews" and obj.get("alert") in alert_ids))
                     if hit and kind == "alerts" and isinstance(obj.get("id"), str):
                         alert_ids.add(obj["id"])
+                        legacy += obj.get("fingerprint") is not None
                     new = erase_line(line) if hit and live_object(line) is not None else None
                     n += new is not None
                     out.append((new if new is not None else line) + b"\n")
@@ -55,6 +57,8 @@ def _erase(root: Path, scope: ErasedScope, dry_run: bool) -> dict[str, int]:
                     # a new inode: an EventLog's cached tail of the stream no longer matches it
                     replace_file(path, b"".join(out) + data[end:], "forget")
         counts[kind] = n
+    if legacy:
+        counts["legacy_fingerprints"] = legacy
     return counts
 
 
