@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -28,7 +27,7 @@ import orjson
 
 from ..errors import EventlogError
 from ..store import erased, schema
-from ..store.fsutil import replace_file
+from ..store.fsutil import replace_file, unlink_older
 from ..store.layout import log_files
 from . import freshness
 
@@ -244,18 +243,9 @@ def collect_garbage(root: Path, min_age_s: float = 60.0) -> int:
                 named.add(Path(str(orjson.loads(Path(e.path).read_bytes())["parquet"])).stem)
             except (OSError, ValueError, KeyError, TypeError):
                 pass
-    now, n = time.time(), 0
-    for e in entries:
-        orphan = e.name.endswith((".parquet", ".vocab")) and not e.name.startswith(".") \
-            and e.name.rsplit(".", 1)[0] not in named
-        if orphan or (e.name.startswith(".") and e.name.endswith(".tmp")):
-            try:
-                if now - e.stat().st_mtime >= min_age_s:
-                    os.unlink(e.path)
-                    n += 1
-            except FileNotFoundError:
-                pass
-    return n
+    return unlink_older((e for e in entries if (e.name.startswith(".") and e.name.endswith(".tmp"))
+                         or (e.name.endswith((".parquet", ".vocab")) and not e.name.startswith(".")
+                             and e.name.rsplit(".", 1)[0] not in named)), min_age_s)
 
 
 def _build(root: Path, name: str, files: list[tuple[str, Path]]) -> UnitResult:

@@ -21,7 +21,7 @@ import orjson
 
 from ..errors import EventlogError
 from ..store import erased
-from ..store.fsutil import replace_file
+from ..store.fsutil import replace_file, unlink_older
 from . import watch
 
 INDEX_DIR = "index"
@@ -325,19 +325,12 @@ def collect_garbage(root: Path, min_age_s: float = 60.0, subdir: str = "units") 
     if not d.is_dir():
         return 0
     live = {rec["data"][: -len(".bin")] for rec in load_records(root, any_version=True, subdir=subdir).values()}
-    now = time.time()
-    n = 0
-    for e in os.scandir(d):
-        stale_tmp = ".tmp-" in e.name or e.name.endswith(".tmp")  # replace_file's temporaries, and older ones
-        stem, dot, ext = e.name.rpartition(".")
-        if (dot and ext in _DATA_EXTS and stem not in live) or stale_tmp:
-            try:
-                if now - e.stat().st_mtime >= min_age_s:
-                    os.unlink(e.path)
-                    n += 1
-            except FileNotFoundError:
-                pass
-    return n
+
+    def garbage(name: str) -> bool:
+        stem, dot, ext = name.rpartition(".")
+        # replace_file's temporaries (and older ones), and data files no record names
+        return ".tmp-" in name or name.endswith(".tmp") or bool(dot and ext in _DATA_EXTS and stem not in live)
+    return unlink_older((e for e in os.scandir(d) if garbage(e.name)), min_age_s)
 
 
 def check_data(root: Path, record: dict[str, Any], subdir: str = "units") -> str | None:
