@@ -42,7 +42,7 @@ def test_seal_refuses_a_file_whose_chain_is_broken(tmp_path: Path):
     assert (root / "seals/telegram/42.jsonl").read_bytes() == seals  # nothing committed to the forged line
     v = run("verify", "--root", str(root))
     assert v.exit_code == 2 and f"{DAY1}:3:" in v.output
-    assert "`eventlog seal`" not in v.output, v.output  # no advice to commit to the damage
+    assert "`eventlog seal`" not in v.output and "do not reseal" in v.output, v.output  # no advice to commit to it
 
 
 def test_seal_still_reseals_an_intact_extended_day(tmp_path: Path):

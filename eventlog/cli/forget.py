@@ -72,10 +72,10 @@ def forget(root: Path, chat: str | None, before, retention: bool, reason: str, y
         click.echo(f"erased {rep.events} event(s) in {rep.files} file(s), {rep.reviews} review note(s); "
                    f"resealed {rep.resealed}; derived: "
                    + ", ".join(f"{k} {v}" for k, v in rep.derived.items()), err=True)
-    legacy = rep.derived.get("dlp", {}).get("legacy_fingerprints", 0)
-    if legacy:
-        click.echo(f"eventlog: {legacy} alert(s) of the erased scope were written before fingerprints became "
-                   "erasable and keep theirs; docs/dlp.md (Files under the log root) says what to do", err=True)
+        legacy = rep.derived.get("dlp", {}).get("legacy_fingerprints", 0)  # (--json: in derived.dlp)
+        if legacy:
+            click.echo(f"eventlog: {legacy} alert(s) of the erased scope were written before fingerprints became "
+                       "erasable and keep theirs; docs/dlp.md (Files under the log root) says what to do", err=True)
 
 
 @cli.command()

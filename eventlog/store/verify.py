@@ -203,7 +203,7 @@ def _check_seal(frel: str, rec: dict[str, Any], got: tuple[list[str], list[int]]
     else:
         if ends[n - 1] != rec["bytes"]:
             record(Problem(frel, n, "sealed lines unchanged but their size differs from the seal (an erasure "
-                                    "stopped before resealing{hint})"), False)
+                                    f"stopped before resealing{hint})"), False)
         if len(hashes) > n:
             record(Problem(frel, n + 1, f"{len(hashes) - n} line(s) after the seal, not resealed yet (a writer "
                                         "stopped while extending a closed day, or lines added by hand"
