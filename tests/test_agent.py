@@ -79,7 +79,7 @@ def test_search_ranks_redacts_and_records(log: tuple[Path, dict[str, Any]]) -> N
     r = recs[0]
     assert r["channel"] == "system" and r["chat_id"] == "eventlog" and r["tool"] == "eventlog_search"
     assert r["args"] == {"query": "what was the wifi password?"} and r["from"] == {"id": "111"}
-    assert r["hits"] == 2 and r["ids"] == d["ids"][:2] and r["scope"] == "chat" and r["scope_chat"] == "111"
+    assert r["hits"] == 2 and r["payload"] == {"ids": d["ids"][:2]} and r["scope"] == "chat" and r["scope_chat"] == "111"
     assert r["latency_ms"] > 10**9  # t0_ms = 0: latency counts from when the plugin got the call
     assert r["origin"] == {"chat_from": "nativeChannelId"}
     assert d["key"][:20] not in json.dumps(recs)

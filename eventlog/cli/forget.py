@@ -28,7 +28,9 @@ from .timeopts import cutoff, first_day_from
 def forget(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, retention: bool, reason: str, yes: bool,
            as_json: bool) -> None:
     """Erase the content of a chat and/or of old days everywhere under the root: log lines (the hash chain, seals and
-    earlier heads keep verifying), Parquet units and vocabularies, DLP review notes. Writes a log:erased event.
+    earlier heads keep verifying), the agent's recall:query calls about them, DLP alerts' fingerprints and previews,
+    review notes and allowlist entries, index units and Parquet. Ids, times and the chain stay. Writes a log:erased
+    event.
 
     Erasure works on whole UTC day files: --until WHEN erases the day files that lie wholly before the end of WHEN;
     events of WHEN that share a day file with later events are kept, and the command says so.
@@ -60,10 +62,11 @@ def forget(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, ret
         sys.exit(1)
     if not yes:
         if as_json:
-            emit_json({"type": "plan", **scope, "files": len(p.files), "events": p.events})
+            emit_json({"type": "plan", **scope, "files": len(p.files), "events": p.events, "queries": p.queries})
         else:
             click.echo(f"would erase {p.events} event(s) in {len(p.files)} day file(s) "
-                       f"(chat {chat or 'all'}, before {scope['before'] or 'any day'})", err=True)
+                       f"(chat {chat or 'all'}, before {scope['before'] or 'any day'}) and {p.queries} recall:query "
+                       "event(s) about them", err=True)
         if not sys.stdin.isatty():
             raise CliError("nothing erased: add --yes to erase")
         if not click.confirm("erase?", err=True):
@@ -71,13 +74,18 @@ def forget(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, ret
     rep = run(root, chat=chat, before=before, reason=reason,
               progress=None if as_json else (lambda rel: click.echo(f"erasing {rel}", err=True)))
     if as_json:
-        emit_json({"type": "erased", **scope, "files": rep.files, "events": rep.events, "alerts": rep.alerts,
+        emit_json({"type": "erased", **scope, "files": rep.files, "events": rep.events, "queries": rep.queries,
+                   "alerts": rep.alerts,
                    "reviews": rep.reviews, "resealed": rep.resealed, "derived": rep.derived,
                    "log_event": rep.event["id"] if rep.event else None})
     else:
         click.echo(f"erased {rep.events} event(s) in {rep.files} file(s), {rep.reviews} review note(s); "
                    f"resealed {rep.resealed}; derived: "
                    + ", ".join(f"{k} {v}" for k, v in rep.derived.items()), err=True)
+        legacy = rep.derived.get("dlp", {}).get("legacy_fingerprints", 0)  # (--json: in derived.dlp)
+        if legacy:
+            click.echo(f"eventlog: {legacy} alert(s) of the erased scope were written before fingerprints became "
+                       "erasable and keep theirs; docs/dlp.md (Files under the log root) says what to do", err=True)
 
 
 @cli.command()

@@ -161,7 +161,8 @@ def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: boo
 def seal(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, as_json: bool) -> None:
     """Seal closed day files: record line count, size and last hash under seals/ (done automatically when a later day
     is written to the same chat). --until seals the UTC day files that lie wholly before the end of WHEN (default:
-    up to yesterday, UTC).
+    up to yesterday, UTC). A file whose hash chain does not verify is not sealed (exit 2, naming file:line): a seal
+    would commit to the damage.
 
     \b
     Examples:
@@ -171,7 +172,7 @@ def seal(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, as_js
     """
     from datetime import date, timedelta
 
-    from ..store.seal import seal_closed
+    from ..store.seal import DAMAGED, seal_closed
     from ..store.writer import EventLog
 
     ensure_root(root)
@@ -179,14 +180,21 @@ def seal(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, as_js
     results = seal_closed(EventLog(root), chat, max(first, date.min + timedelta(days=1)) - timedelta(days=1) if first
                           else None)
     sealed = 0
+    refused = [outcome[len(DAMAGED):] for _, outcome in results if outcome.startswith(DAMAGED)]
     for rel, outcome in results:
         sealed += outcome == "sealed"
+        if outcome.startswith(DAMAGED) and not as_json:
+            continue
         if as_json:
             emit_json({"type": "seal", "file": rel, "outcome": outcome})
         elif outcome != "already sealed":
             click.echo(f"{rel}: {outcome}")
     if not as_json:
         click.echo(f"{sealed} sealed, {len(results) - sealed} unchanged or skipped", err=True)
+    for where in refused:
+        click.echo(f"eventlog: not sealed: {where} (run `eventlog verify`)", err=True)
+    if refused:
+        sys.exit(2)
 
 
 @cli.command()

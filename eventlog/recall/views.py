@@ -34,7 +34,8 @@ DLP_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("account", "VARCHAR"), ("direction", "VARCHAR"), ("rule", "VARCHAR"), ("severity", "VARCHAR"),
         ("action", "VARCHAR"), ("fingerprint", "VARCHAR"), ("masked", "VARCHAR"), ("start", "BIGINT"),
         ("end", "BIGINT"), ("field", "VARCHAR"), ("method", "VARCHAR"), ("log_event", "VARCHAR"),
-        ("message_id", "BIGINT"), ("source", "VARCHAR"), ("rules_version", "VARCHAR"), ("prev", "VARCHAR")),
+        ("message_id", "BIGINT"), ("source", "VARCHAR"), ("rules_version", "VARCHAR"), ("payload", "JSON"),
+        ("prev", "VARCHAR")),
     "dlp_reviews": _COMMON + (
         ("alert", "VARCHAR"), ("verdict", "VARCHAR"), ("note", "VARCHAR"), ("reviewer", "VARCHAR"),
         ("prev", "VARCHAR")),
@@ -248,7 +249,9 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
     )
     for view, columns in DLP_COLUMNS.items():
         if view in src.dlp:
-            unpack = ", ".join(f"e.{q(c)} AS {q(c)}" for c, _ in columns)
+            # an alert keeps what is derived from the secret in its payload (eventlog/dlp/alerts.py), older ones on top
+            unpack = ", ".join(f"coalesce(e.{q(c)}, e.payload->>'{c}') AS {q(c)}" if c in ("fingerprint", "masked")
+                               else f"e.{q(c)} AS {q(c)}" for c, _ in columns)
             views[view] = (f"CREATE VIEW {view} AS SELECT {unpack}, line FROM (SELECT line, json_transform(body, "
                            f"'{_struct_json(columns)}') AS e FROM ({_lines_sql(scope.root, 'el_' + view)}) "
                            "WHERE json_valid(body)) WHERE e.id IS NOT NULL")

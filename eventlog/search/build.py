@@ -12,6 +12,7 @@ from typing import Any, Iterator
 import numpy as np
 import orjson
 
+from ..store import erased
 from . import embed, project, store
 from .index import DIRECTIONS, Src, identity_of_bytes
 from .tokens import token_ids
@@ -39,6 +40,7 @@ def _read_messages(lf: Any) -> tuple[list[tuple[int, bytes]], tuple[int, str, in
 
 def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder | None) -> dict[str, Any]:
     """Index one day's files and publish the unit; returns its record."""
+    read_at = erased.generation(root)  # before anything is read: store.publish checks it
     files = sorted(files, key=lambda lf: lf.relpath)
     ids: list[bytes] = []
     fidx: list[int] = []
@@ -121,7 +123,8 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
                 seen[_text_hash(texts[i])] = (q[i].copy(), scale[i])
         arrays["vec"], arrays["scale"] = q, scale
     record = {"docs": n, "dl_sum": int(dl.sum()), "files": [lf.relpath for lf in files], "chats": chats, "sources": sources,
-              "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0}
+              "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0,
+              "erasure": read_at}
     sidecars = {project.SUFFIX: project.derive(arrays["vec"], arrays["scale"])} if embedder is not None else None
     return store.publish(root, day, record, arrays, sidecars)
 

@@ -288,7 +288,7 @@ def _update(root: Path, since: date | None, until: date | None, rebuild: bool, v
             if not check_only:
                 store.remove_unit(root, d)
             out.removed.append(d)
-        if not check_only and (todo or derive or out.removed):  # nothing published or dropped: nothing to collect
+        if not check_only:  # every run, also when nothing was rebuilt: a data file no unit names is garbage
             store.collect_garbage(root)
     return out
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..store import erased
 from . import project, store
 
 PACK_DIR = "packs"
@@ -108,6 +109,7 @@ def merge(units: list[tuple[dict[str, Any], dict[str, Any]]], projs: list[dict[s
 
 def build(root: Path, month: str, members: dict[str, str], records: dict[str, dict[str, Any]]) -> bool:
     """Merge and publish the pack of `month` from its member units (False if a member changed meanwhile)."""
+    read_at = erased.generation(root)  # before the members are read: store.publish checks it
     units, projs = [], []
     for d in sorted(members):
         rec = records[d]
@@ -123,8 +125,8 @@ def build(root: Path, month: str, members: dict[str, str], records: dict[str, di
         return False  # a member lacks its projection: `index` derives it first
     for _, arr in units:
         store.release(arr)
-    store.publish(root, month, {**fields, "members": members}, arrays, subdir=PACK_DIR)
-    return True
+    rec = store.publish(root, month, {**fields, "members": members, "erasure": read_at}, arrays, subdir=PACK_DIR)
+    return "dropped" not in rec
 
 
 def update(root: Path, records: dict[str, dict[str, Any]], months: tuple[str, str] = ("", "9999")) -> list[str]:
@@ -134,8 +136,7 @@ def update(root: Path, records: dict[str, dict[str, Any]], months: tuple[str, st
     gone = [m for m in load_records(root) if m not in want and months[0] <= m <= months[1]]
     for m in gone:
         store.remove_unit(root, m, subdir=PACK_DIR)
-    if built or gone:
-        store.collect_garbage(root, subdir=PACK_DIR)
+    store.collect_garbage(root, subdir=PACK_DIR)  # every run: a data file no pack names is garbage, built or not
     return built
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .writer import EventLog
 
 _cache: dict[str, "_Index"] = {}
+DAMAGED = "not sealed, chain damaged: "  # the outcome's prefix; `eventlog seal` exits 2 on it
 
 
 def _now_ts() -> str:
@@ -150,6 +151,16 @@ def _still_sealed(path: Path, rec: dict[str, Any]) -> bool:
         os.close(fd)
 
 
+def chain_damage(path: Path, rel: str) -> str | None:
+    """`file:line: reason` of the first place where the file's chain does not verify, or None."""
+    from .reader import Problem
+    from .verify import verify_chain
+
+    found: list[Problem] = []
+    verify_chain(path, rel, lambda p, is_damage: found.append(p) if is_damage else None, parse_relpath(rel))
+    return str(min(found, key=lambda p: p.line)) if found else None
+
+
 def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
     """Seal the given day files (skipping unchanged seals). Returns (relpath, outcome) pairs."""
     out = []
@@ -166,6 +177,10 @@ def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
             current = sealed_index(log.root, parsed.channel, parsed.chat_id, parsed.account).get(rel)
             if current and _still_sealed(path, current):
                 out.append((rel, "already sealed"))
+                continue
+            broken = chain_damage(path, rel)
+            if broken:  # a seal would commit to the damage: verify keeps reporting it, the seal no longer would
+                out.append((rel, f"{DAMAGED}{broken}"))
                 continue
             lines, size, last, torn = measure(path)
             if torn:

@@ -34,8 +34,8 @@ class VerifyReport:
         return not self.damage
 
 
-def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
-                  day_file: tuple[str, str, date, str] | None) -> tuple[list[str], list[int]]:
+def verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
+                 day_file: tuple[str, str, date, str] | None) -> tuple[list[str], list[int]]:
     """Check one chained file. Returns (hash of each complete line, byte offset after each line)."""
     hashes: list[str] = []
     ids: dict[str, int] = {}
@@ -136,14 +136,14 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
     measured: dict[str, tuple[list[str], list[int]]] = {}
     for lf in log_files(root, chat, since, until):
         report.files += 1
-        res = _verify_chain(lf.path, lf.relpath, record, (lf.channel, lf.chat_id, lf.day, lf.account))
+        res = verify_chain(lf.path, lf.relpath, record, (lf.channel, lf.chat_id, lf.day, lf.account))
         measured[lf.relpath] = res
         report.lines += len(res[0])
 
     migrated = _migrated(root)
     for rel, path in _seal_files(root, chat):
         report.files += 1
-        report.lines += len(_verify_chain(path, rel, record, None)[0])
+        report.lines += len(verify_chain(path, rel, record, None)[0])
         latest: dict[str, dict[str, Any]] = {}
         bad: list[tuple[int, str]] = []
         for rec in read_seal_records(path, bad):
@@ -161,28 +161,31 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
                 if not (root / frel).exists() and not moved_out:  # moved_out: its lines went to their accounts
                     record(Problem(frel, 0, f"sealed file is missing ({rec['lines']} lines sealed)"), True)
                 continue
-            _check_seal(frel, rec, got, migrated.get(frel), record)
+            damaged = any(p.relpath == frel for p in report.damage)
+            _check_seal(frel, rec, got, migrated.get(frel), record, damaged)
     if chat is None:
         dlp = root / "dlp"
         if dlp.is_dir():
             for name in sorted(os.listdir(dlp)):
                 if name.endswith(".jsonl"):
                     report.files += 1
-                    report.lines += len(_verify_chain(dlp / name, f"dlp/{name}", record, None)[0])
+                    report.lines += len(verify_chain(dlp / name, f"dlp/{name}", record, None)[0])
         from .head import CHECKPOINTS
         from .migrate import MIGRATIONS
 
         for rel in (CHECKPOINTS, MIGRATIONS):  # chained streams of their own
             if (root / rel).is_file():
                 report.files += 1
-                report.lines += len(_verify_chain(root / rel, rel, record, None)[0])
+                report.lines += len(verify_chain(root / rel, rel, record, None)[0])
     return report
 
 
 def _check_seal(frel: str, rec: dict[str, Any], got: tuple[list[str], list[int]], mig: dict[str, Any] | None,
-                record: Callable[[Problem, bool], None]) -> None:
+                record: Callable[[Problem, bool], None], damaged: bool = False) -> None:
     """A day file against its latest seal: line `lines` must have chain hash `last`. The byte count is checked too,
-    but a mismatch with matching hashes is only a warning (an erasure stopped before resealing)."""
+    but a mismatch with matching hashes is only a warning (an erasure stopped before resealing). A file whose chain is
+    damaged is never offered `eventlog seal` (which refuses it): resealing would commit to the damage."""
+    hint = "; its chain is damaged: restore it, do not reseal" if damaged else "; `eventlog seal` reseals"
     hashes, ends = got
     n = rec["lines"]
     if (mig and mig.get("old_lines") == n and mig.get("old_last") == rec["last"]
@@ -196,11 +199,11 @@ def _check_seal(frel: str, rec: dict[str, Any], got: tuple[list[str], list[int]]
     else:
         if ends[n - 1] != rec["bytes"]:
             record(Problem(frel, n, "sealed lines unchanged but their size differs from the seal (an erasure "
-                                    "stopped before resealing; `eventlog seal` reseals)"), False)
+                                    f"stopped before resealing{hint})"), False)
         if len(hashes) > n:
             record(Problem(frel, n + 1, f"{len(hashes) - n} line(s) after the seal, not resealed yet (a writer "
-                                        "stopped while extending a closed day, or lines added by hand; "
-                                        "`eventlog seal` reseals)"), False)
+                                        "stopped while extending a closed day, or lines added by hand"
+                                        f"{hint})"), False)
 
 
 def _migrated(root: Path) -> dict[str, dict[str, Any]]:

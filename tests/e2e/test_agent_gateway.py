@@ -250,7 +250,7 @@ def test_every_recall_is_on_the_record(agw: AgentGateway, users: dict[str, int])
     assert len(recs) >= 7, recs
     first = next(e for e in recs if e["args"].get("query") == "boat called")
     assert first["tool"] == "eventlog_search" and first["scope"] == "chat"
-    assert first["scope_chat"] == str(users["alice"]) and first["hits"] >= 1 and first["ids"]
+    assert first["scope_chat"] == str(users["alice"]) and first["hits"] >= 1 and first["payload"]["ids"]
     assert isinstance(first["latency_ms"], int) and first["from"] == {"id": str(users["alice"])}
     assert first["origin"]["chat_from"] in ("nativeChannelId", "deliveryContext.to")
     denied = [e for e in recs if e["args"].get("scope") == "all" and e["scope"] == "chat"]

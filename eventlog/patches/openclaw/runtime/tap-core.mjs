@@ -88,13 +88,26 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   const merger = new AlertMerger();
   async function appendAlert(log, alert) {
     try {
-      await log.appendStream("dlp/alerts.jsonl", alert);
+      await log.appendStream("dlp/alerts.jsonl", storedAlert(alert));
       alertsDegraded = null;
     } catch (err) {
       alertsDegraded = `${err?.code ?? ""} ${err?.message ?? err}`.trim();
       stderr(`openclaw-eventlog: cannot append dlp alert (${alert.rule}) for chat ${alert.chat_id}: ${alertsDegraded}`);
       throw err;
     }
+  }
+
+  // What is derived from the secret goes into `payload`, a content field, so `forget` can erase it (the Python side:
+  // eventlog/dlp/alerts.py stored/shown).
+  function storedAlert(alert) {
+    const out = { ...alert };
+    const sealed = {};
+    for (const k of ["fingerprint", "masked", "head"]) {
+      if (out[k] !== undefined && out[k] !== null) sealed[k] = out[k];
+      delete out[k];
+    }
+    if (Object.keys(sealed).length) out.payload = { ...(alert.payload ?? {}), ...sealed };
+    return out;
   }
 
   // The partition file's directory chain must be directories (or not exist yet) under the root.
