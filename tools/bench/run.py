@@ -41,6 +41,7 @@ BENCHES = {
     "search_fresh": ([PY, "tools/bench/search_fresh.py"], ["--reps", "1", "--rounds", "1"]),
     "agent_hybrid": ([PY, "tools/bench/agent_hybrid.py"], ["--calls", "5"]),
     "year": ([PY, "tools/bench/year.py"], ["--events", "30000", "--runs", "1"]),
+    "index_build": ([PY, "tools/bench/index_build.py"], ["--small", "2x60", "--big", "200x1"]),
 }
 
 
