@@ -170,8 +170,25 @@ def quantise(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(np.rint(m / scale[:, None]), -127, 127).astype(np.int8), scale
 
 
+_BLAS: Any = None
+
+
+def one_blas_thread() -> Any:
+    """A context pinning BLAS to one thread, for every numpy step of a build (the projection's SVD/eigh, the pack
+    merge), not only the model's forward pass: two BLAS threads spin-waiting for each other on a shared 2-core
+    machine cost 3× the CPU of one (issue 30). Parallelism is `jobs` processes. The controller is made once (its
+    library scan costs ~5 ms; entering its limit ~20 µs)."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
 def _build_one(root: Path, day: str, files: list[Src], model: str | None) -> tuple[str, int]:
-    return day, build_unit(root, day, files, embed.load(model) if model else None)["docs"]
+    with one_blas_thread():  # in a worker process too
+        return day, build_unit(root, day, files, embed.load(model) if model else None)["docs"]
 
 
 def build_days(root: Path, days: list[str], files: dict[str, list[Src]], model: str | None,

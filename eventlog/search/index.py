@@ -237,7 +237,7 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
     every refresh uses the stat-based check (watch.py; the benchmark's baseline)."""
     with _LOCKS_LOCK:
         lock = _LOCKS.setdefault(str(root), threading.RLock())
-    with lock:
+    with lock, build.one_blas_thread():
         return _update(root, since, until, rebuild, vectors, check_only, any_model, progress, jobs, watch_changes)
 
 

@@ -1,7 +1,7 @@
 """Month packs: the day units of a past month merged into one unit, so a query over a year touches ~12 arrays, not 365.
 
 A pack is derived from its member day units alone — their per-message arrays concatenated, their BM25 postings
-merged, their projections (project.py) kept per member as segments — and names every member's data file:
+merged, their projections (project.py) kept per member as segments (each member's axes as rows of one `basis`, `bstart`) — and names every member's data file:
 
     <root>/index/packs/<yyyy-mm>.json          the record: {"members": {day: data file}, ...} + the unit record fields
     <root>/index/packs/<yyyy-mm>.<gen>.bin     the arrays (store.pack format)
@@ -95,10 +95,14 @@ def merge(units: list[tuple[dict[str, Any], dict[str, Any]]], projs: list[dict[s
     start = np.flatnonzero(change)
     arrays.update(terms=t[start], tptr=np.append(start, len(t)).astype(np.int64), pdoc=d, ptf=f)
     if projs and all(p is not None for p in projs):
-        arrays["codes"] = np.concatenate([np.asarray(p["codes"]) for p in projs])  # type: ignore[index]
+        bases = [np.asarray(p["basis"]) for p in projs]  # type: ignore[index]
+        width = max(len(b) for b in bases)  # members keep as many axes as they hold (project.derive): codes padded
+        arrays["codes"] = np.concatenate([np.pad(np.asarray(p["codes"]), ((0, 0), (0, width - len(b))))  # type: ignore[index]
+                                          for p, b in zip(projs, bases, strict=True)])
         arrays["cscale"] = np.concatenate([np.asarray(p["cscale"]) for p in projs])  # type: ignore[index]
         arrays["mu"] = np.stack([np.asarray(p["mu"]) for p in projs])  # type: ignore[index]
-        arrays["basis"] = np.stack([np.asarray(p["basis"]) for p in projs])  # type: ignore[index]
+        arrays["basis"] = np.concatenate(bases)
+        arrays["bstart"] = np.cumsum([0] + [len(b) for b in bases]).astype(np.int64)
         arrays["sstart"] = offs.astype(np.int64)
     first = units[0][0]
     rec = {"docs": int(offs[-1]), "dl_sum": sum(int(r.get("dl_sum", 0)) for r, _ in units),
