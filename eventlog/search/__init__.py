@@ -16,6 +16,7 @@ from . import embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
+MAX_QUERY_CHARS = 2_000  # every mode: a query is words to look for, not a document (its embedding memory grows with it)
 MAX_RSS_MB = 320  # after a query above this, the index pages it mapped are released (they stay in the page cache)
 
 
@@ -75,6 +76,8 @@ def validate(q: SearchQuery) -> None:
         raise SearchError(f"unknown mode {q.mode!r} (use one of {', '.join(MODES)})")
     if not q.text.strip():
         raise SearchError("empty query")
+    if len(q.text) > MAX_QUERY_CHARS:
+        raise SearchError(f"the query is {len(q.text)} characters; at most {MAX_QUERY_CHARS}")
     if not 0.0 <= q.weight <= 1.0:
         raise SearchError(f"--weight must be between 0 and 1, not {q.weight}")
     if q.limit < 1:
