@@ -92,3 +92,39 @@ def test_regex_budget_is_per_command(tmp_path: Path) -> None:
     assert f"used up its {REGEX_BUDGET_S:g} s budget in" in line and "catastrophic backtracking" in line
     checked = int(line.split(" budget in ")[1].split()[0])
     assert checked < 120, line
+
+
+def _export(tmp_path: Path, extra: str) -> Path:
+    rec = ('{"id": 1, "type": "message", "date": "2026-03-01T12:00:00", "date_unixtime": "1772355600", "from": "A", '
+           '"from_id": "user1", "text": "hi", "text_entities": [{"type": "plain", "text": "hi"}]' + extra + '}')
+    p = tmp_path / "result.json"
+    p.write_text('{"name": "Bot", "type": "bot_chat", "id": 5, "messages": [' + rec + "]}")
+    return p
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (', "x": ' + "[" * 300 + "1" + "]" * 300, "nested deeper than 32 levels"),  # was: not written, yet exit 0
+    (', "x": ' + "[" * 5000 + "1" + "]" * 5000, "nested deeper than 32 levels"),  # was: a RecursionError traceback
+    (', "y": NaN', "NaN is not a JSON number"),  # was: stored as null
+    (', "y": -Infinity', "-Infinity is not a JSON number"),
+])
+def test_import_refuses_deep_nesting_and_nan(tmp_path: Path, extra: str, said: str) -> None:
+    root = tmp_path / "root"
+    assert _eventlog("init", "--root", str(root)).returncode == 0
+    p = _eventlog("import", "telegram-desktop", str(_export(tmp_path, extra)), "--root", str(root))
+    assert p.returncode == 2, p.stderr
+    (line,) = p.stderr.decode().splitlines()
+    assert said in line and line.startswith("eventlog: ")
+    assert not list((root / "raw").rglob("*.jsonl"))  # nothing half-imported
+
+
+@pytest.mark.parametrize(("value", "said"), [("[" * 300 + "]" * 300, "Recursion limit"),
+                                              ("[" * 3000 + "]" * 3000, "depth limit"),
+                                              ("NaN", "invalid JSON"), ("Infinity", "invalid JSON")])
+def test_append_refuses_deep_nesting_and_nan(root: Path, value: str, said: str) -> None:
+    line = ('{"event": "message:received", "channel": "telegram", "chat_id": "1", "ts": "2026-11-28T10:00:00Z", '
+            '"text": "x", "payload": ' + value + "}\n")
+    p = _eventlog("append", "--root", str(root), stdin=line.encode())
+    assert p.returncode == 2
+    (err,) = p.stderr.decode().splitlines()
+    assert err.startswith("eventlog: stdin line 1: ") and said in err and "nothing was written" in err

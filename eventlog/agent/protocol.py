@@ -17,6 +17,8 @@ from typing import Any, BinaryIO, Iterator
 
 import orjson
 
+from ..store.jsondepth import depth
+
 MAX_LINE = 1 << 20  # bytes of one request line: the model's arguments are a few hundred bytes; 1 MiB is generous
 MAX_DEPTH = 32  # levels of nesting in a request: the plugin sends 3 (request → args → a value); orjson stops at 255
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,20 +60,6 @@ def _fix_surrogates(v: Any) -> Any:
     return v
 
 
-def depth(v: Any, limit: int = MAX_DEPTH) -> int:
-    """Nesting depth of a parsed JSON value (a scalar is 0), counted no further than limit + 1, without recursion."""
-    deepest, stack = 0, [(v, 0)]
-    while stack:
-        x, d = stack.pop()
-        if isinstance(x, (dict, list)):
-            d += 1
-            if d > limit:
-                return d
-            deepest = max(deepest, d)
-            stack.extend((y, d) for y in (x.values() if isinstance(x, dict) else x))
-    return deepest
-
-
 def _decode(line: bytes) -> Any:
     try:
         return orjson.loads(line)  # refuses NaN/Infinity, lone surrogates and nesting past 255 levels
@@ -94,7 +82,7 @@ def parse(line: bytes | None) -> dict[str, Any]:
     if not (seq is None or isinstance(seq, str) and len(seq) <= 64 or isinstance(seq, int) and
             not isinstance(seq, bool) and abs(seq) < 2 ** 53):
         raise ProtocolError("seq must be a number or a short string")
-    if depth(req) > MAX_DEPTH:
+    if depth(req, MAX_DEPTH) > MAX_DEPTH:
         raise ProtocolError(f"request nested deeper than {MAX_DEPTH} levels", seq)
     return req
 
