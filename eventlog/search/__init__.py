@@ -12,7 +12,7 @@ import orjson
 
 from ..errors import EventlogError
 from ..store import render
-from . import embed, index, pack, project, rank, store
+from . import chunks, embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
@@ -52,10 +52,12 @@ class SearchHit:
     text: str
     sender: str | None = None
     event: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # the whole event (not in --json)
+    chunk: dict[str, int] | None = None  # the text's best chunk for the query: {"index", "start", "end"} (characters)
 
     def as_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "score": round(float(self.score), 6), "id": self.id, "chat_id": self.chat_id,
-                "ts": self.ts, "direction": self.direction, "text": self.text, "sender": self.sender}
+                "ts": self.ts, "direction": self.direction, "text": self.text, "sender": self.sender,
+                "chunk": self.chunk}
 
 
 @dataclass
@@ -156,6 +158,8 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None,
                               _ms(q.until + timedelta(days=1)) if q.until else None, projs, q.threads)
+    if qvec is not None:
+        chunks.raise_to_best_chunk(scored, units, qvec)
     if qvec is None:
         score, ok = rank.fuse(scored, mode, q.weight)
         best = rank.top(score, ok, scored, q.limit)
@@ -169,5 +173,6 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
         if ev is None:
             continue
         hits.append(_hit(len(hits) + 1, float(score[i]), ev))
+        hits[-1].chunk = chunks.best(arr, row, qvec, len(ev["text"]))
     store.release_all(MAX_RSS_MB)
     return SearchResult(hits, mode, notes, updated)
