@@ -115,9 +115,9 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
                 q[i], scale[i] = got
         for s in range(0, len(rest), EMBED_CHUNK):
             rows = rest[s:s + EMBED_CHUNK]
-            got = list(embed.encode_chunked(embedder, [texts[i] for i in rows]))
-            q[rows], scale[rows] = quantise(np.stack([v for _, v, _, _ in got]))
-            for j, _, spans, cv in got:
+            coded = list(embed.encode_chunked(embedder, [texts[i] for i in rows]))
+            q[rows], scale[rows] = quantise(np.stack([v for _, v, _, _ in coded]))
+            for j, _, spans, cv in coded:
                 if len(spans) > 1:
                     chunks[rows[j]] = (*quantise(cv), np.array([a for a, _ in spans], np.int32))
             if len(seen) > SEEN_MAX:
