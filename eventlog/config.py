@@ -2,7 +2,9 @@
 
 Every key has an environment twin that wins over the file. Keys this module knows:
 - `retention_days` (int ≥ 1; `$EVENTLOG_RETENTION_DAYS`): `eventlog forget --retention` erases days older than this.
-Keys it does not know are left for the modules that use them.
+- `tz` (a zone name: `Europe/Moscow`, `UTC`, `+03:00`; `$EVENTLOG_TZ`, and `--tz` wins over both): the zone times are
+  typed and shown in (eventlog/recall/when.py checks the name where it is used).
+A key it does not know is listed in `Config.unknown` (the commands warn: a misspelt key must not pass silently).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any, Mapping
 
 from .errors import EventlogError
 
-KEYS: dict[str, str] = {"retention_days": "EVENTLOG_RETENTION_DAYS"}
+KEYS: dict[str, str] = {"retention_days": "EVENTLOG_RETENTION_DAYS", "tz": "EVENTLOG_TZ"}
 
 
 @dataclass
@@ -22,6 +24,7 @@ class Config:
     path: Path
     values: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # key → "$ENV" or the file path
+    unknown: list[str] = field(default_factory=list)  # keys in the file that no module reads
 
     def get(self, key: str) -> Any:
         return self.values.get(key)
@@ -38,6 +41,8 @@ def _check(key: str, value: Any, where: str) -> Any:
             value = int(value)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise EventlogError(f"{where}: retention_days must be a whole number of days ≥ 1, not {value!r}")
+    if key == "tz" and (not isinstance(value, str) or not value.strip()):
+        raise EventlogError(f"{where}: tz must be a zone name (Europe/Moscow, UTC, +03:00), not {value!r}")
     return value
 
 
@@ -52,6 +57,8 @@ def load_config(root: Path, env: Mapping[str, str] | None = None) -> Config:
         data = {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise EventlogError(f"{path}: not valid TOML ({exc})") from None
+    except OSError as exc:  # a directory, no permission: the config is unreadable, not absent
+        raise EventlogError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
     for key, var in KEYS.items():
         if env.get(var):
             cfg.values[key] = _check(key, env[var], f"${var}")
@@ -59,4 +66,5 @@ def load_config(root: Path, env: Mapping[str, str] | None = None) -> Config:
         elif key in data:
             cfg.values[key] = _check(key, data[key], str(path))
             cfg.sources[key] = str(path)
+    cfg.unknown = sorted(k for k in data if k not in KEYS)
     return cfg

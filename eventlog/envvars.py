@@ -29,8 +29,9 @@ VARIABLES: tuple[EnvVar, ...] = (
     EnvVar("EVENTLOG_CONFIG", "The optional TOML config file.", "`<root>/config.toml`", "config.py"),
     EnvVar("EVENTLOG_RETENTION_DAYS", "Twin of the config key `retention_days` (`eventlog forget --retention`).",
            "the config file's value, else none", "config.py, cli/forget.py"),
-    EnvVar("EVENTLOG_TZ", "The zone times are typed and shown in (after `--tz`).", "the system zone (`$TZ`, "
-           "else /etc/localtime, else UTC)", "recall/when.py"),
+    EnvVar("EVENTLOG_TZ", "The zone times are typed and shown in (after `--tz`); twin of the config key `tz`.",
+           "the config file's `tz`, else the system zone (`$TZ`, else /etc/localtime, else UTC)",
+           "recall/when.py, config.py"),
     EnvVar("EVENTLOG_DLP_RULES", "The DLP rule file, instead of the packaged `eventlog/dlp/rules.json`.",
            "the packaged rules.json", "runtime/dlp.mjs (the tap), agent/tool.py"),
     EnvVar("EVENTLOG_PREVIEW_RELEASE_MS", "Quiet period (ms) before the tap releases a held-back preview tail; "

@@ -79,7 +79,7 @@ def test_search_ranks_redacts_and_records(log: tuple[Path, dict[str, Any]]) -> N
     r = recs[0]
     assert r["channel"] == "system" and r["chat_id"] == "eventlog" and r["tool"] == "eventlog_search"
     assert r["args"] == {"query": "what was the wifi password?"} and r["from"] == {"id": "111"}
-    assert r["hits"] == 2 and r["ids"] == d["ids"][:2] and r["scope"] == "chat" and r["scope_chat"] == "111"
+    assert r["hits"] == 2 and r["payload"] == {"ids": d["ids"][:2]} and r["scope"] == "chat" and r["scope_chat"] == "111"
     assert r["latency_ms"] > 10**9  # t0_ms = 0: latency counts from when the plugin got the call
     assert r["origin"] == {"chat_from": "nativeChannelId"}
     assert d["key"][:20] not in json.dumps(recs)
@@ -265,16 +265,128 @@ def test_config_resolution_order(tmp_path: Path) -> None:
     assert ins.resolve_config(None, {})[0] == Path.home() / ".openclaw" / "openclaw.json"
 
 
-def test_json5_config_is_refused_untouched(tmp_path: Path) -> None:
+# A config as a person writes it for OpenClaw (JSON5: comments, unquoted keys, trailing commas, single quotes).
+JSON5_CONFIG = """// my gateway
+{
+  gateway: { mode: 'local', port: 18789, }, // loopback only
+  /* the bot */
+  channels: { telegram: { enabled: true, botToken: "123:abc", }, },
+  plugins: {
+    load: { paths: ["/opt/other-plugin",], },
+  },
+}
+"""
+
+
+COMMENTS = ("// my gateway", "// loopback only", "/* the bot */")
+
+
+def test_json5_config_is_edited_in_place_keeping_every_comment(tmp_path: Path) -> None:
+    import json5
+
+    env = _env(tmp_path)
     cfg = tmp_path / "openclaw.json"
-    text = '{\n  // my gateway\n  gateway: { mode: "local", },\n}\n'
-    cfg.write_text(text)
-    r = CliRunner().invoke(cli, ["agent", "install", "--config", str(cfg)], env=_env(tmp_path),
-                           catch_exceptions=False)
-    assert r.exit_code == 2 and "not strict JSON" in r.output and "--print" in r.output
-    assert cfg.read_text() == text and not (tmp_path / "data" / "openclaw-plugin").exists()
+    cfg.write_text(JSON5_CONFIG)
+    r = CliRunner().invoke(cli, ["agent", "install", "--config", str(cfg)], env=env, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "JSON5: comments and layout kept" in r.stdout
+    after = cfg.read_text()
+    pdir = ins.plugin_dir(env)
+    # only insertions: every line of the original is still there, in order, comments and trailing commas included
+    kept = iter(after.splitlines())
+    for line in JSON5_CONFIG.splitlines():
+        if "paths:" in line:
+            assert line.replace('"/opt/other-plugin",', f'"/opt/other-plugin", {json.dumps(str(pdir))},') in after
+            continue
+        assert any(line == got for got in kept), line
+    assert all(c in after for c in COMMENTS)
+    doc = json5.loads(after)
+    assert doc["plugins"]["load"]["paths"] == ["/opt/other-plugin", str(pdir)]
+    assert doc["plugins"]["entries"]["eventlog-recall"]["enabled"] is True
+    assert doc["channels"]["telegram"]["botToken"] == "123:abc"  # the rest means what it meant
+    st = CliRunner().invoke(cli, ["agent", "status", "--config", str(cfg), "--json"], env=env, catch_exceptions=False)
+    assert st.exit_code == 0 and json.loads(st.stdout)["config_format"] == "json5"
+    again = CliRunner().invoke(cli, ["agent", "install", "--config", str(cfg)], env=env, catch_exceptions=False)
+    assert again.exit_code == 0 and "already registered, unchanged" in again.stdout and cfg.read_text() == after
+    un = CliRunner().invoke(cli, ["agent", "uninstall", "--config", str(cfg)], env=env, catch_exceptions=False)
+    assert un.exit_code == 0 and "byte for byte" in un.stdout and cfg.read_text() == JSON5_CONFIG
+
+
+# `\u0070lugins` is `plugins` to JSON5, and a key spelled with an escape is past what json5edit scans: the case
+# where the edit cannot be made with certainty (so are NaN values, which no re-read can compare).
+UNSURE_CONFIG = JSON5_CONFIG.replace("  plugins: {", "  \\u0070lugins: {")
+
+
+def _hand_edit(text: str, pdir: Path, entry: dict) -> str:
+    """What the printed instructions ask for, done the way a person does it in an editor: two insertions, every
+    comment and trailing comma left where it was."""
+    text = text.replace('paths: ["/opt/other-plugin",],', f'paths: ["/opt/other-plugin", {json.dumps(str(pdir))},],')
+    return text.replace("  },\n}\n", f"    entries: {{ 'eventlog-recall': {json.dumps(entry)}, }}, // recall\n  }},\n}}\n")
+
+
+def test_json5_config_that_cannot_be_edited_surely_gets_the_hand_edit(tmp_path: Path) -> None:
+    import json5
+
+    env = _env(tmp_path)
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text(UNSURE_CONFIG)
+    assert "plugins" in json5.loads(UNSURE_CONFIG)
+    r = CliRunner().invoke(cli, ["agent", "install", "--config", str(cfg)], env=env, catch_exceptions=False)
+    assert r.exit_code == 1, r.output
+    assert cfg.read_text() == UNSURE_CONFIG  # untouched
+    pdir = ins.plugin_dir(env)
+    assert sorted(p.name for p in pdir.iterdir()) == sorted(ins.PLUGIN_FILES)  # the plugin files are there
+    assert f'in the list `plugins.load.paths`, append: "{pdir}"' in r.stdout
+    assert 'in `plugins`, add the key "entries"' in r.stdout and '"eventlog-recall": {' in r.stdout
+    j = CliRunner().invoke(cli, ["agent", "install", "--config", str(cfg), "--json"], env=env, catch_exceptions=False)
+    res = json.loads(j.stdout)
+    assert j.exit_code == 1 and res["config_format"] == "json5" and not res["config_changed"] and res["edit_refused"]
+    assert res["hand_edits"] == [{"at": "plugins.load.paths", "append": [str(pdir)]},
+                                 {"at": "plugins", "add": "entries", "value": {"eventlog-recall": res["entry"]}}]
+    st = CliRunner().invoke(cli, ["agent", "status", "--config", str(cfg)], env=env, catch_exceptions=False)
+    assert st.exit_code == 1 and "not registered" in st.stdout
+
+
+def test_agent_status_ok_after_a_hand_edit_of_a_json5_config(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text(UNSURE_CONFIG)
+    res = json.loads(CliRunner().invoke(cli, ["agent", "install", "--config", str(cfg), "--json"], env=env,
+                                        catch_exceptions=False).stdout)
+    edited = _hand_edit(UNSURE_CONFIG, ins.plugin_dir(env), res["entry"])
+    assert "// loopback only" in edited and "// recall" in edited and edited != UNSURE_CONFIG
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(edited)  # still JSON5, not JSON
+    cfg.write_text(edited)
+    st = CliRunner().invoke(cli, ["agent", "status", "--config", str(cfg), "--json"], env=env, catch_exceptions=False)
+    assert st.exit_code == 0, st.stdout
+    got = json.loads(st.stdout)
+    assert got["ok"] and got["config_format"] == "json5" and got["registered"]["entry"] and not got["problems"]
+    doc = CliRunner().invoke(cli, ["doctor", "--json", "--root", str(tmp_path / "log")],
+                             env={**env, "OPENCLAW_CONFIG_PATH": str(cfg)}, catch_exceptions=False)
+    agent = [c for c in map(json.loads, doc.stdout.splitlines()) if c["check"] == "agent"]
+    assert agent == [{"check": "agent", "ok": True, "detail": agent[0]["detail"]}]
+    assert "registered" in agent[0]["detail"]
+    again = CliRunner().invoke(cli, ["agent", "install", "--config", str(cfg)], env=env, catch_exceptions=False)
+    assert again.exit_code == 0 and "already registered, unchanged" in again.stdout
+    assert cfg.read_text() == edited
+    un = CliRunner().invoke(cli, ["agent", "uninstall", "--config", str(cfg)], env=env, catch_exceptions=False)
+    assert un.exit_code == 2 and "remove by hand" in un.stderr and cfg.read_text() == edited
+
+
+def test_a_config_that_is_not_even_json5_is_one_line(tmp_path: Path) -> None:
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text("{ gateway: ")
+    r = CliRunner().invoke(cli, ["agent", "install", "--config", str(cfg)], env=_env(tmp_path), catch_exceptions=False)
+    assert r.exit_code == 2 and "not valid JSON5" in r.stderr and r.stderr.count("\n") == 1
+    st = ins.agent_status(cfg, env=_env(tmp_path))
+    assert not st["ok"] and "not valid JSON5" in st["config_error"]
+
+
+def test_print_lists_the_entries(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["agent", "install", "--print"], env=_env(tmp_path), catch_exceptions=False)
     assert r.exit_code == 0 and json.loads(r.output)["plugins"]["entries"]["eventlog-recall"]["enabled"]
+    assert not (tmp_path / "data" / "openclaw-plugin").exists()  # --print changes nothing
 
 
 def test_plugin_files_ship_as_package_data() -> None:
@@ -412,21 +524,24 @@ def test_status_cli_exit_codes(tmp_path: Path) -> None:
 
 
 def test_search_reads_recent_windows_first(tmp_path: Path) -> None:
-    from datetime import date
+    from datetime import date, datetime, timezone
 
     from eventlog.agent.search import rank, windows
 
+    def day(y: int, m: int, d: int) -> datetime:  # windows are exact instants: UTC day starts
+        return datetime(y, m, d, tzinfo=timezone.utc)
+
     today = date(2026, 11, 30)
-    assert windows(None, None, today) == [(date(2026, 11, 24), None), (date(2026, 10, 31), None),
-                                          (date(2026, 8, 31), None), (None, None)]
-    assert windows(date(2026, 11, 1), None, today) == [(date(2026, 11, 24), None), (date(2026, 11, 1), None)]
+    assert windows(None, None, today) == [(day(2026, 11, 24), None), (day(2026, 10, 31), None),
+                                          (day(2026, 8, 31), None), (None, None)]
+    assert windows(day(2026, 11, 1), None, today) == [(day(2026, 11, 24), None), (day(2026, 11, 1), None)]
     root = tmp_path / "root"
     w = EventLog(root)
     old = w.append(msg("9", "2026-01-05T10:00:00Z", "deploy plan alpha"))["id"]
     new = [w.append(msg("9", f"2026-11-2{d}T10:00:00Z", f"deploy plan beta {d}"))["id"] for d in (5, 8)]
     only_old = w.append(msg("9", "2026-02-01T10:00:00Z", "the vintage word"))["id"]
     r = rank(root, "deploy plan", chats=("9",), limit=2, today=today)
-    assert [f.event["id"] for f in r.hits] == new[::-1] and r.searched_since == date(2026, 11, 24)
+    assert [f.event["id"] for f in r.hits] == new[::-1] and r.searched_since == day(2026, 11, 24)
     r = rank(root, "deploy plan", chats=("9",), limit=3, today=today)
     assert [f.event["id"] for f in r.hits] == [new[1], new[0], old] and r.searched_since is None
     r = rank(root, "vintage", chats=("9",), today=today)

@@ -91,7 +91,7 @@ def test_round_trip_bot_dm(root):
     senders = {e["message_id"]: (e["sender"], e["sender_id"], e["is_bot"])
                for e in sql(root, "SELECT message_id, sender, sender_id, is_bot FROM messages")}
     assert senders[102] == ("Helper Bot", 7012345678, True)
-    assert senders[101] == ("Иван Петров", 100200300, None)
+    assert senders[101] == ("Иван Петров", 100200300, False)
     lines = [orjson.loads(x) for f in files for x in (root / f).read_bytes().splitlines()]
     by_id = {e["message_id"]: e for e in lines}
     assert all(e["source"] == "import:telegram-desktop" and len(e["export_sha256"]) == 64 for e in lines)

@@ -22,7 +22,8 @@ def msg(frm=None, direction="in", text="hi", **kw):
 
 
 @pytest.mark.parametrize("frm, sender, who", [
-    ({"id": 7, "username": "ann", "name": "Ann Lee"}, "ann", "@ann"),
+    ({"id": 7, "username": "ann", "name": "Ann Lee"}, "Ann Lee", "@ann"),  # the value by name, shown by handle
+    ({"id": 7, "username": "ann"}, "ann", "@ann"),
     ({"id": 7, "name": "Ann Lee"}, "Ann Lee", "Ann Lee"),
     ({"id": 7}, "7", "7"),
     ({"id": 0}, "0", "0"),  # an id of 0 is an id, not "no sender"
@@ -53,12 +54,29 @@ def test_sent_by_matches_any_name_any_case() -> None:
 
 def test_media_marker_and_body() -> None:
     photo = msg(None, text=None, raw={"update_id": 1, "message": {"photo": [{"file_id": "x"}], "chat": {"id": 1}}})
-    assert render.media_marker(photo) == "(photo)" and render.body(photo) == "(photo)"
+    assert render.media_marker(photo) == "[photo]" and render.body(photo) == "[photo]"
     imported = msg(None, text="", media={"media_type": "voice_message"})
-    assert render.body(imported) == "(voice_message)"
+    assert render.body(imported) == "[voice]"  # Telegram Desktop's media_type, by its Bot API name
+    assert render.body(msg(None, text="", media={"media_type": "sticker", "sticker_emoji": "👍"})) == "[sticker 👍]"
+    venue = {"message": {"venue": {"title": "x"}, "location": {"latitude": 1.5}}}
+    assert render.media_marker(msg(None, raw=venue)) == "[venue]"  # a venue also carries its location
+    assert render.media_marker(msg(None, raw={"message": {"dice": {"emoji": "🎲", "value": 3}}})) == "[dice 🎲]"
+    assert render.media_marker(msg(None, "out", text=None, method="sendVideoNote")) == "[video note]"
+    assert render.media_marker(msg(None, "out", method="sendMessage")) is None
     assert render.body(msg(None, text=None)) == "(no text)"
     assert render.body(msg(None, text="caption", raw={"message": {"photo": []}})) == "caption"
     assert render.media_marker({"raw": "not an object", "media": "x"}) is None
+    assert render.media_marker({"raw": {"callback_query": {"photo": []}}}) is None  # not a message of the update
+
+
+@pytest.mark.parametrize("who, hit", [
+    ("annie", True), ("@ANNIE", True), ("7", True),  # the handle and the id, exactly
+    ("anni", False), ("70", False),
+    ("ann lee", True), ("Ann  Lee", True), ("lee", True), ("an", True), ("LE", True),  # the name, by word or start
+    ("nn", False), ("ee", False), ("ann leex", False), ("", False), ("@", False),
+])
+def test_sent_by_name_words_and_prefixes(who, hit) -> None:
+    assert render.sent_by(msg({"id": 7, "username": "annie", "name": "Ann Lee"}), who) is hit
 
 
 def test_lines() -> None:
@@ -95,7 +113,7 @@ def test_every_surface_shows_one_sender(root) -> None:
     md = [ln for ln in out.read_text().splitlines() if ln.startswith("- ")]
     assert [ln.split("** ", 1)[1].split(" (")[0] for ln in md] == want
     assert [line_for(_NoSecrets(), e, full=True).split(" ", 4)[4].split(":")[0] for e in evs] == want
-    # search's JSON carries the accessor (no @: a field, not a display form), the SQL view the same value
-    assert [_hit(1, 1.0, e).sender for e in evs] == ["ann", "Bob Stone", None]
+    # search's JSON carries the accessor (the display name: what live and imported rows share), the SQL view the same
+    assert [_hit(1, 1.0, e).sender for e in evs] == ["Ann", "Bob Stone", None]
     sql = run("sql", "SELECT sender FROM messages ORDER BY ts, id", "--format", "json").stdout.splitlines()
-    assert [orjson.loads(x)["sender"] for x in sql] == ["ann", "Bob Stone", None]
+    assert [orjson.loads(x)["sender"] for x in sql] == ["Ann", "Bob Stone", None]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import random
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -78,8 +78,16 @@ def _docs(root: Path) -> list[dict]:
 def _in_scope(d: dict, kw: dict) -> bool:
     return (not kw.get("chats") or d["chat"] in kw["chats"]) and \
         (not kw.get("direction") or d["dir"] == index.DIRECTIONS[kw["direction"]]) and \
-        (not kw.get("since") or d["day"] >= kw["since"].isoformat()) and \
-        (not kw.get("until") or d["day"] <= kw["until"].isoformat())
+        (not kw.get("since") or d["ts"] >= _ms(kw["since"])) and \
+        (not kw.get("until") or d["ts"] < _ms(kw["until"]))  # [since, until), exact instants as SearchQuery's
+
+
+def _ms(t: datetime) -> int:
+    return int(t.timestamp() * 1000)
+
+
+def _utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=timezone.utc)
 
 
 def _bm25(docs: list[dict], text: str) -> np.ndarray:
@@ -159,7 +167,8 @@ def _same(got: list, ids: list[str], score: np.ndarray, ts: np.ndarray, k: int, 
 
 
 FILTERS = [{}, {"chats": ("100", "-300")}, {"direction": "out"},
-           {"since": date(2026, 8, 31), "until": date(2026, 9, 3)}, {"chats": ("200",), "since": date(2026, 9, 2)}]
+           {"since": _utc(2026, 8, 31), "until": _utc(2026, 9, 4)}, {"chats": ("200",), "since": _utc(2026, 9, 2)},
+           {"since": _utc(2026, 9, 1, 6, 0), "until": _utc(2026, 9, 2, 18, 30)}]  # within days: exact
 
 
 @pytest.mark.parametrize("packs", [True, False], ids=["packs", "days"])

@@ -21,7 +21,7 @@ import pytest
 from eventlog.recall.compact import compact
 from eventlog.search import SearchQuery, index, project, search, store, watch, watchscan
 from eventlog.store.writer import EventLog
-from test_search import QUERIES, _events, _projections_match_units, bm25_ids, check_all, oracle
+from test_search import QUERIES, _events, _projections_match_units, bm25_ids, check_all, oracle, utc
 
 DAYS = ["2026-10-01", "2026-10-02", "2026-10-03"]
 
@@ -130,8 +130,8 @@ def test_a_watched_searcher_follows_every_change_of_the_log(root: Path, monkeypa
     shutil.rmtree(root / "raw/telegram/chats/-300")
     check_all(root)
     for w_ in QUERIES[:3]:  # a month range in the watched tree, then the whole log again
-        assert bm25_ids(root, w_, since=date(2026, 10, 2), until=date(2026, 10, 2)) == oracle(
-            root, w_, since=date(2026, 10, 2), until=date(2026, 10, 2))
+        day = dict(since=utc("2026-10-02"), until=utc("2026-10-03"))  # Oct 2, as SearchQuery's [since, until)
+        assert bm25_ids(root, w_, **day) == oracle(root, w_, **day)
     log.append_many(_events(rng, 3, ["2026-09-30"]))  # outside that range, in a new month
     check_all(root)
     assert watch.current(root) is not None

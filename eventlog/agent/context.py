@@ -18,6 +18,7 @@ import orjson
 from ..errors import EventlogError
 from ..store.layout import LogFile, log_files
 from ..store.reader import iter_lines
+from ..store.schema import DEFAULT_ACCOUNT
 from ..recall.grep import MESSAGE_EVENTS
 
 ULID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
@@ -47,36 +48,51 @@ def _is_message(ev: Any) -> bool:
     return isinstance(ev, dict) and ev.get("event") in MESSAGE_EVENTS and isinstance(ev.get("text"), str)
 
 
-def _find(root: Path, eid: str, chats: tuple[str, ...] | None) -> tuple[LogFile, int, dict[str, Any]] | None:
+def _account_ok(ev: Any, accounts: tuple[str, ...] | None) -> bool:
+    """The event belongs to one of `accounts` (None: any). By the field, not the file: a log written before accounts
+    had files of their own holds other accounts' lines in the default account's file (`eventlog migrate`)."""
+    return accounts is None or (isinstance(ev, dict) and ev.get("account", DEFAULT_ACCOUNT) in accounts)
+
+
+def _listed(accounts: tuple[str, ...] | None) -> list[str] | None:
+    return None if accounts is None else [*accounts, DEFAULT_ACCOUNT]
+
+
+def _find(root: Path, eid: str, chats: tuple[str, ...] | None, accounts: tuple[str, ...] | None = None
+          ) -> tuple[LogFile, int, dict[str, Any]] | None:
     needle = b'"id":"' + eid.encode() + b'"'
     d = ulid_date(eid)
     chat_list = list(chats) if chats else None
-    near = list(log_files(root, chat=chat_list, since=d - timedelta(days=1), until=d + timedelta(days=1)))
+    near = list(log_files(root, chat=chat_list, since=d - timedelta(days=1), until=d + timedelta(days=1),
+                          accounts=_listed(accounts)))
     seen = {lf.path for lf in near}
-    for files in (near, (lf for lf in log_files(root, chat=chat_list) if lf.path not in seen)):
+    rest = (lf for lf in log_files(root, chat=chat_list, accounts=_listed(accounts)) if lf.path not in seen)
+    for files in (near, rest):
         for lf in files:
             if lf.channel == "system":
                 continue
             for num, line in iter_lines(lf.path):
                 if needle in line:
                     ev = orjson.loads(line)
-                    if isinstance(ev, dict) and ev.get("id") == eid:
+                    if isinstance(ev, dict) and ev.get("id") == eid and _account_ok(ev, accounts):
                         return lf, num, ev
     return None
 
 
-def around(root: Path, eid: str, *, before: int = 5, after: int = 5,
-           chats: tuple[str, ...] | None = None) -> Around | None:
-    """The event `eid` (only from `chats` when given) and up to before/after message events of its chat, in order."""
+def around(root: Path, eid: str, *, before: int = 5, after: int = 5, chats: tuple[str, ...] | None = None,
+           accounts: tuple[str, ...] | None = None) -> Around | None:
+    """The event `eid` (only from `chats` and `accounts` when given) and up to before/after message events of its
+    chat — the same chat of the same account — in order."""
     eid = eid.strip().upper()
     if not ULID.match(eid):
         raise ContextError(f"not an event id (a 26-character ULID): {eid[:40]!r}")
     before, after = max(0, min(before, MAX_AROUND)), max(0, min(after, MAX_AROUND))
-    hit = _find(root, eid, chats)
+    hit = _find(root, eid, chats, accounts)
     if hit is None:
         return None
     lf, num, target = hit
-    files = [f for f in log_files(root, chat=[lf.chat_id]) if f.channel == lf.channel]
+    own = (target.get("account", DEFAULT_ACCOUNT),)  # the target's partition: its account's chat, nobody else's
+    files = [f for f in log_files(root, chat=[lf.chat_id], accounts=_listed(own)) if f.channel == lf.channel]
     idx = next(i for i, f in enumerate(files) if f.path == lf.path)
     prev: list[dict[str, Any]] = []
     nxt: list[dict[str, Any]] = []
@@ -85,19 +101,19 @@ def around(root: Path, eid: str, *, before: int = 5, after: int = 5,
         if n == num:
             continue
         ev = _load(line)
-        if not _is_message(ev):
+        if not _is_message(ev) or not _account_ok(ev, own):
             continue
         (prev if n < num else nxt).append(ev)
     prev = prev[-before:] if before else []
     nxt = nxt[:after]
     i = idx - 1
     while len(prev) < before and i >= 0:
-        msgs = [e for e in (_load(ln) for _, ln in iter_lines(files[i].path)) if _is_message(e)]
+        msgs = [e for e in (_load(ln) for _, ln in iter_lines(files[i].path)) if _is_message(e) and _account_ok(e, own)]
         prev = msgs[-(before - len(prev)):] + prev
         i -= 1
     i = idx + 1
     while len(nxt) < after and i < len(files):
-        msgs = [e for e in (_load(ln) for _, ln in iter_lines(files[i].path)) if _is_message(e)]
+        msgs = [e for e in (_load(ln) for _, ln in iter_lines(files[i].path)) if _is_message(e) and _account_ok(e, own)]
         nxt += msgs[:after - len(nxt)]
         i += 1
     return Around(target, prev, nxt)
@@ -110,11 +126,12 @@ def _load(line: bytes) -> Any:
         return None
 
 
-def current_message(root: Path, chat: str, requester: str, days: int = 2) -> str | None:
+def current_message(root: Path, chat: str, requester: str, days: int = 2,
+                    accounts: tuple[str, ...] | None = None) -> str | None:
     """Id of the newest message this sender sent to this chat — the one the agent is answering right now (the tap
     logs every inbound message before the agent sees it), so a search can leave the question itself out. Only the
     chat's newest `days` day files are read."""
-    files = sorted(f for f in log_files(root, chat=[chat]) if f.channel != "system")[-days:]
+    files = sorted(f for f in log_files(root, chat=[chat], accounts=_listed(accounts)) if f.channel != "system")[-days:]
     for lf in reversed(files):
         last = None
         for _, line in iter_lines(lf.path):
@@ -123,7 +140,7 @@ def current_message(root: Path, chat: str, requester: str, days: int = 2) -> str
             ev = _load(line)
             frm = ev.get("from") if isinstance(ev, dict) else None
             if _is_message(ev) and ev.get("event") == "message:received" and isinstance(frm, dict) \
-                    and str(frm.get("id")) == str(requester):
+                    and str(frm.get("id")) == str(requester) and _account_ok(ev, accounts):
                 last = ev.get("id")
         if last:
             return last

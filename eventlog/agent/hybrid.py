@@ -5,7 +5,7 @@ why, and the caller falls back to text search and says so in the result's header
 """
 from __future__ import annotations
 
-from datetime import date
+from datetime import datetime
 from pathlib import Path
 
 from ..errors import EventlogError
@@ -13,15 +13,17 @@ from ..search import SearchQuery, search
 from .search import Found, Ranked, query_words
 
 
-def hybrid_search(root: Path, query: str, *, chats: tuple[str, ...] | None, since: date | None, until: date | None,
-                  direction: str | None, limit: int) -> tuple[Ranked | None, str, str]:
+def hybrid_search(root: Path, query: str, *, chats: tuple[str, ...] | None, since: datetime | None, until: datetime | None,
+                  direction: str | None, limit: int, accounts: tuple[str, ...] | None = None
+                  ) -> tuple[Ranked | None, str, str]:
     """(the ranked hits, a note or why not, the mode that ran: "hybrid", "bm25" without the model, "text" on failure)."""
     try:
         res = search(root, SearchQuery(query, mode="hybrid", chats=chats, since=since, until=until,
-                                       direction=direction, limit=limit))
+                                       direction=direction, limit=limit, accounts=accounts))
     except (EventlogError, OSError, ValueError) as exc:
         why = str(exc).strip().splitlines()
         return None, f"the hybrid search failed: {why[0][:200] if why else type(exc).__name__}", "text"
     hits = [Found(h.event or h.as_json(), score=float(h.score))
-            for h in res.hits if not chats or h.chat_id in chats]  # the scope is ours to enforce
+            for h in res.hits if (not chats or h.chat_id in chats)
+            and (not accounts or h.as_json()["account"] in accounts)]  # the scope is ours to enforce
     return Ranked(hits[:limit], len(hits), query_words(query), []), " ".join(res.notes), res.mode

@@ -8,10 +8,13 @@ Where things go (docs/agent.md):
   absolute path).
 
 The config file: `--config`, else `$OPENCLAW_CONFIG_PATH`, else `$OPENCLAW_STATE_DIR/openclaw.json`, else
-`~/.openclaw/openclaw.json`. OpenClaw accepts JSON5; this installer edits strict JSON only. A JSON5 file (comments,
-trailing commas, unquoted keys) cannot be rewritten without losing what makes it JSON5, so it is refused with the
-lines to add by hand. Uninstall writes the backup back when the file is exactly what install left (byte for byte
-restore); when someone changed it since, only this plugin's entries are removed and the backup is kept.
+`~/.openclaw/openclaw.json`. OpenClaw reads it as JSON5; so does every function here (the `json5` package). A
+strict-JSON file is rewritten in its own style; a JSON5 file (comments, trailing commas, unquoted keys) is edited in
+place by json5edit, every byte of it kept — re-serialising would drop what makes it JSON5, and `openclaw config set`
+strips its comments too (docs/agent.md). Where that edit cannot be made with certainty, install writes the plugin
+files and returns the exact additions to make by hand (`hand_edits`). Uninstall writes the backup back when the file
+is exactly what install left (byte for byte restore); when someone changed it since, only this plugin's entries are
+removed and the backup is kept.
 """
 from __future__ import annotations
 
@@ -93,23 +96,38 @@ def _read(path: Path) -> bytes | None:
         raise AgentInstallError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def parse_config(data: bytes, path: Path) -> dict[str, Any]:
-    """Strict JSON object, or AgentInstallError saying why this file is not edited."""
+def read_config(data: bytes, path: Path) -> tuple[dict[str, Any], bool]:
+    """(the config object, whether it is strict JSON and so may be rewritten) — read as OpenClaw reads it, JSON5;
+    AgentInstallError when it is not even that."""
+    import json5
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise AgentInstallError(f"{path} is not UTF-8; not edited") from None
     if not text.strip():
-        return {}
+        return {}, True
+    strict = True
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise AgentInstallError(
-            f"{path} is not strict JSON (line {exc.lineno}: {exc.msg}) — OpenClaw reads it as JSON5 (comments, "
-            "trailing commas, unquoted keys), but rewriting it would drop those, so it is not edited; add the "
-            "entries shown by `eventlog agent install --print` by hand") from None
+    except json.JSONDecodeError:
+        strict = False
+        try:
+            doc = json5.loads(text)
+        except ValueError as exc:
+            raise AgentInstallError(f"{path} is not valid JSON5 ({exc}); not edited") from None
     if not isinstance(doc, dict):
         raise AgentInstallError(f"{path}: the config is not a JSON object; not edited")
+    return doc, strict
+
+
+def parse_config(data: bytes, path: Path) -> dict[str, Any]:
+    """A config this installer may rewrite (strict JSON), or AgentInstallError saying why it is not edited."""
+    doc, strict = read_config(data, path)
+    if not strict:
+        raise AgentInstallError(f"{path} is JSON5 (comments, trailing commas or unquoted keys); rewriting it would "
+                                "drop those, so it is not edited: make the changes `eventlog agent install` lists "
+                                "by hand")
     return doc
 
 
@@ -238,14 +256,31 @@ def _write_plugin(pdir: Path) -> bool:
 
 def install(config: str | os.PathLike[str] | None = None, *, options: dict[str, Any] | None = None,
             command: list[str] | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Copy the plugin, register it; idempotent (a second run with the same options changes nothing)."""
+    """Copy the plugin, register it; idempotent (a second run with the same options changes nothing). A JSON5 config
+    is edited in place, its comments and layout kept (json5edit; the result is re-read and must mean exactly the
+    wanted config). When that cannot be done with certainty the file is left as it is: the plugin files are written
+    all the same, and `hand_edits` lists what to add by hand, `edit_refused` why (empty once it has been done)."""
+    from .json5edit import Json5EditError, hand_edits
+    from .json5edit import apply as edit_json5
+
     path, source = resolve_config(config, env)
     pdir, sdir = plugin_dir(env), _state_dir(path, env)
     before = _read(path)
-    doc = parse_config(before, path) if before is not None else {}
-    state = _load_state(sdir)
+    doc, strict = read_config(before, path) if before is not None else ({}, True)
     entry = plugin_entry(command or default_command(), options or {})
-    new = dump_config(add_entries(json.loads(json.dumps(doc)), pdir, entry), (before or b"").decode("utf-8"))
+    wanted = add_entries(json.loads(json.dumps(doc)), pdir, entry)
+    if strict:
+        new = dump_config(wanted, (before or b"").decode("utf-8"))
+    else:
+        assert before is not None  # a missing file is strict: install writes it as JSON
+        edits = hand_edits(doc, wanted)
+        try:
+            new = edit_json5(before.decode("utf-8"), edits, wanted).encode("utf-8") if edits else before
+        except Json5EditError as exc:
+            return {"config": str(path), "config_source": source, "config_format": "json5", "plugin_dir": str(pdir),
+                    "config_changed": False, "plugin_changed": _write_plugin(pdir), "backup": None, "entry": entry,
+                    "hand_edits": edits, "edit_refused": str(exc)}
+    state = _load_state(sdir)
     plugin_changed = _write_plugin(pdir)
     config_changed = new != before
     if state is None or state.get("after_sha256") != _sha(before):
@@ -261,8 +296,9 @@ def install(config: str | os.PathLike[str] | None = None, *, options: dict[str, 
     state["after_sha256"] = _sha(new)
     state["installed_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     _save_state(sdir, state)
-    return {"config": str(path), "config_source": source, "plugin_dir": str(pdir), "config_changed": config_changed,
-            "plugin_changed": plugin_changed, "backup": state.get("backup"), "entry": entry}
+    return {"config": str(path), "config_source": source, "config_format": "json" if strict else "json5",
+            "plugin_dir": str(pdir), "config_changed": config_changed, "plugin_changed": plugin_changed,
+            "backup": state.get("backup"), "entry": entry, "hand_edits": []}
 
 
 def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -271,7 +307,9 @@ def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str,
     state = _load_state(sdir)
     current = _read(path)
     result: dict[str, Any] = {"config": str(path), "config_source": source, "plugin_dir": str(pdir)}
-    if state is not None and current is not None and _sha(current) == state.get("after_sha256"):
+    # The backup is worth restoring only if install changed the file (it may have found the plugin registered by hand).
+    if state is not None and current is not None and _sha(current) == state.get("after_sha256") \
+            and state.get("before_sha256") != state.get("after_sha256"):
         if state.get("created"):
             path.unlink()
             result["action"] = "removed (install had created it)"
@@ -283,7 +321,12 @@ def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str,
             _atomic_write(path, data, path.stat().st_mode & 0o7777)
             result["action"] = "restored byte for byte from the backup"
     elif current is not None:
-        doc = parse_config(current, path)
+        doc, strict = read_config(current, path)
+        if not strict and any(registered(doc, pdir).values()):
+            raise AgentInstallError(
+                f"{path} is JSON5 and is not rewritten (its comments would go): remove by hand "
+                f"\"{pdir}\" from plugins.load.paths and the key \"{PLUGIN_ID}\" from plugins.entries"
+                f" (and from plugins.allow / tools.allow if listed there), then run `eventlog agent uninstall` again")
         if any(registered(doc, pdir).values()):
             _atomic_write(path, dump_config(remove_entries(doc, pdir), current.decode("utf-8")),
                           path.stat().st_mode & 0o7777)
@@ -312,9 +355,9 @@ def uninstall(config: str | os.PathLike[str] | None = None, *, env: Mapping[str,
 def agent_status(config: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Everything `eventlog doctor` needs to judge the recall plugin; never raises for a broken setup, reports it.
 
-    Keys: config, config_source, config_exists, config_error, registered {load_path, entry, enabled, denied},
-    plugin_dir, plugin_files ("ok" | "missing" | "outdated"), command, command_ok, installed_by_eventlog,
-    changed_since_install, backup, ok, problems [str]."""
+    Keys: config, config_source, config_exists, config_format ("json" | "json5" | None), config_error,
+    registered {load_path, entry, enabled, denied}, plugin_dir, plugin_files ("ok" | "missing" | "outdated"), command,
+    command_ok, installed_by_eventlog, changed_since_install, backup, ok, problems [str]."""
     path, source = resolve_config(config, env)
     pdir, sdir = plugin_dir(env), _state_dir(path, env)
     out: dict[str, Any] = {"config": str(path), "config_source": source, "plugin_dir": str(pdir), "problems": []}
@@ -322,9 +365,11 @@ def agent_status(config: str | os.PathLike[str] | None = None, env: Mapping[str,
     out["config_exists"] = data is not None
     doc: dict[str, Any] = {}
     out["config_error"] = None
+    out["config_format"] = None
     if data is not None:
         try:
-            doc = parse_config(data, path)
+            doc, strict = read_config(data, path)
+            out["config_format"] = "json" if strict else "json5"
         except AgentInstallError as exc:
             out["config_error"] = str(exc)
     out["registered"] = registered(doc, pdir)

@@ -1,9 +1,10 @@
 """Every recall on the record: one `recall:query` event per tool call on the system stream (channel `system`, chat
 `eventlog`), written through the public writer so misroutes can be reviewed and retrieval tuned on real traffic.
 
-What the model asked goes into the content field `args` and who asked into `from` (the brief's content fields: store
-format v2 commits to them by salted hash); everything else — tool, scope, chat, hit count, ids, latency, mode, whether
-it failed — is metadata. The `origin` object says which gateway context fields the chat scope came from (names only).
+What the model asked goes into the content field `args`, who asked into `from` and the hit ids into `payload` (the
+brief's content fields: store format v2 commits to them by salted hash, so `forget` can erase a call about an erased
+chat — eventlog/ops/trail.py); everything else — tool, scope, chat, hit count, latency, mode, whether it failed — is
+metadata. The `origin` object says which gateway context fields the chat scope came from (names only).
 """
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ def recall_event(req: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         "event": "recall:query", "channel": "system", "chat_id": "eventlog",
         "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "tool": f"eventlog_{req.get('tool')}", "args": req.get("args") or {},
-        "scope": out.get("scope"), "scope_chat": out.get("chat"), "hits": out.get("hits", 0),
-        "ids": out.get("ids") or [], "latency_ms": out.get("latency_ms"), "ok": bool(out.get("ok")),
+        "scope": out.get("scope"), "scope_chat": out.get("chat"), "scope_account": req.get("account") or "default",
+        "hits": out.get("hits", 0),
+        "payload": {"ids": out.get("ids") or []}, "latency_ms": out.get("latency_ms"), "ok": bool(out.get("ok")),
     }
     if req.get("requester") is not None:
         ev["from"] = {"id": str(req["requester"])}

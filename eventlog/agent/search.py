@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..recall import grep as recall
-from ..recall.textmatch import day_bounds
 
 COMMON_CAP = 20_000
 WINDOWS = (7, 31, 92)  # days, newest first; then the whole range
@@ -55,7 +54,7 @@ class Ranked:
     total: int                       # messages that matched at least one counted word
     words: list[str]                 # the words searched
     common: list[str]                # words dropped for being in > COMMON_CAP messages
-    searched_since: date | None = None  # set when the search stopped at a window: nothing older was read
+    searched_since: datetime | None = None  # set when the search stopped at a window: nothing older was read
 
 
 def query_words(query: str) -> list[str]:
@@ -68,18 +67,20 @@ def query_words(query: str) -> list[str]:
     return out[:MAX_WORDS]
 
 
-def windows(since: date | None, until: date | None, today: date | None = None
-            ) -> list[tuple[date | None, date | None]]:
-    """Date ranges to search, newest first: the last week, month, quarter, then everything (within since/until).
+def windows(since: datetime | None, until: datetime | None, today: date | None = None
+            ) -> list[tuple[datetime | None, datetime | None]]:
+    """Ranges to search, newest first: the last week, month, quarter of UTC days, then everything (within
+    [since, until), exact instants).
     The last range is the whole asked range (a directory walk for rg, not tens of thousands of file names); what the
     earlier ranges found is not counted twice."""
     today = today or datetime.now(timezone.utc).date()
-    out: list[tuple[date | None, date | None]] = []
+    out: list[tuple[datetime | None, datetime | None]] = []
     for days in WINDOWS:
-        s = today - timedelta(days=days - 1)
+        first = today - timedelta(days=days - 1)
+        s = datetime(first.year, first.month, first.day, tzinfo=timezone.utc)
         if since and s < since:
             break
-        if until and s > until:
+        if until and s >= until:
             continue
         out.append((s, until))
     out.append((since, until))
@@ -87,9 +88,9 @@ def windows(since: date | None, until: date | None, today: date | None = None
 
 
 def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] | None = None,
-         since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10,
+         since: datetime | None = None, until: datetime | None = None, direction: str | None = None, limit: int = 10,
          exclude: str | None = None, today: date | None = None,
-         on_problem: Callable[[str], None] | None = None) -> Ranked:
+         on_problem: Callable[[str], None] | None = None, accounts: tuple[str, ...] | None = None) -> Ranked:
     """The best `limit` messages for `query`; `exclude`: an event id to leave out (the question being answered).
 
     Searched in growing date windows, newest first, until `limit` messages contain every (not too common) word: a
@@ -102,14 +103,13 @@ def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] |
     df = dict.fromkeys(range(len(words)), 0)
     common: set[int] = set()
     wins = windows(since, until, today)
-    stopped_at: date | None = None
-    for n_win, (s, u) in enumerate(wins):
-        lo, hi = day_bounds(s, u)
+    stopped_at: datetime | None = None
+    for n_win, (lo, hi) in enumerate(wins):
         for i, w in enumerate(words):
             if i in common:
                 continue
             q = recall.GrepQuery(w, "fuzzy" if mode == "fuzzy" else "literal", ignore_case=True, chats=chats,
-                                 since=lo, until=hi, direction=direction)
+                                 since=lo, until=hi, direction=direction, accounts=accounts)
             hits = recall.search(root, q, on_problem)
             try:
                 for h in hits:
@@ -128,7 +128,7 @@ def rank(root: Path, query: str, *, mode: str = "text", chats: tuple[str, ...] |
                 hits.close()
         active = [i for i in range(len(words)) if i not in common]
         if not active or sum(1 for f in found.values() if all(i in f.words for i in active)) >= limit:
-            stopped_at = s if n_win < len(wins) - 1 else None
+            stopped_at = lo if n_win < len(wins) - 1 else None
             break
     if len(words) > 1 and len(common) < len(words):
         for f in found.values():
@@ -152,7 +152,7 @@ def _neg_ts(ts: Any) -> tuple[int, ...]:
 
 def _lite(ev: dict[str, Any]) -> dict[str, Any]:
     """What a result line needs; the rest of the event (raw update, payload) is not kept in memory."""
-    keep = ("id", "ts", "chat_id", "channel", "direction", "from", "text", "event", "update_type")
+    keep = ("id", "ts", "chat_id", "channel", "account", "direction", "from", "text", "event", "update_type")
     out = {k: ev[k] for k in keep if k in ev}
     payload = ev.get("payload")
     if isinstance(payload, dict) and payload.get("parse_mode"):

@@ -5,25 +5,31 @@ arguments:
 
     {"tool": "search" | "context", "args": {...the model's arguments...},
      "chat": "<chat id of this conversation, from the gateway>" | null, "channel": "telegram",
+     "account": "<the OpenClaw account the conversation runs on, from the gateway>" (absent: "default"),
+     "all_accounts": ["<account>", …] | "*" (absent: the request's account; the plugin's `allScopeAccounts`),
      "all_allowed": <bool: the sender is the owner or on the plugin's allowlist>,
      "requester": "<sender id>" | null, "t0_ms": <epoch ms when the plugin got the call>, "origin": {...}}
 
 and gets back `{"ok": bool, "text": <what the model reads>, "hits": n, "ids": [...], "scope": ..., ...}`. Nothing the
-model sends can widen the scope: `args.scope = "all"` is honoured only with `all_allowed`, and the chat is always the
-request's `chat`. Every line shown passes the DLP scanner and is redacted; the whole text is capped.
+model sends can widen the scope: the scope is a chat of an account — (account, chat), since one user's private chat
+with two of the gateway's bots has one chat id — `args.scope = "all"` is honoured only with `all_allowed` and covers the
+request's account's chats (or `all_accounts`), and the chat is always the request's `chat`. Every line shown passes the DLP scanner and is redacted; the whole text is capped.
 """
 from __future__ import annotations
 
 import html
 import re
 import time
-from datetime import date
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
 from ..errors import EventlogError
 from ..store import render
-from ..store.layout import parse_when, resolve_root
+from ..recall import when
+from ..store.layout import resolve_root
+from ..store.schema import ACCOUNT_RE, DEFAULT_ACCOUNT
 
 MAX_LIMIT = 50
 DEFAULT_LIMIT = 10
@@ -111,30 +117,56 @@ def _cap(header: str, lines: list[str], more: int) -> tuple[str, int]:
     return "\n".join(out), shown
 
 
-def _date(v: Any, name: str) -> date | None:
+def _when(v: Any, name: str, tz: tzinfo) -> datetime | None:
+    """`since`: the start of the WHEN, `until`: its end (eventlog/recall/when.py, the CLI's grammar and zone)."""
     if v in (None, ""):
         return None
     try:
-        return parse_when(str(v))
+        return (when.since if name == "since" else when.until)(str(v), tz)
     except (EventlogError, ValueError, OverflowError):  # "99999999d" is past the calendar: bad arguments too
-        raise ToolError(f"{name} must be a date like 2026-11-30, 'yesterday' or '7d', not {str(v)[:40]!r}") from None
+        raise ToolError(f"{name} must be a time like 2026-11-30, 2026-11-30T18:00:00+03:00, 'yesterday' or '7d', "
+                        f"not {str(v)[:40]!r}") from None
 
 
-def resolve_scope(req: dict[str, Any]) -> tuple[str, tuple[str, ...] | None, str | None]:
-    """(scope used, chats to search or None for all, a note for the model)."""
+@dataclass(frozen=True)
+class Where:
+    """What one call may read: `scope` "chat" or "all", the chats (None: every chat) of the accounts (None: every
+    account), and a note for the model."""
+    scope: str
+    chats: tuple[str, ...] | None
+    accounts: tuple[str, ...] | None
+    note: str | None = None
+
+
+def _account(req: dict[str, Any]) -> str:
+    account = req.get("account")
+    if account is None:
+        return DEFAULT_ACCOUNT
+    if not isinstance(account, str) or not ACCOUNT_RE.fullmatch(account):
+        raise ToolError("this conversation's account id is not one the log knows, so there is nothing to search")
+    return account
+
+
+def resolve_scope(req: dict[str, Any]) -> Where:
+    """The chats and accounts this request may read (Where)."""
     args = req.get("args") or {}
     chat = req.get("chat")
+    account = _account(req)
     wants_all = args.get("scope") == "all"
     if wants_all and req.get("all_allowed") is True:
-        return "all", None, None
+        extra = req.get("all_accounts")
+        if extra == "*":
+            return Where("all", None, None)
+        others = [a for a in extra if isinstance(a, str) and ACCOUNT_RE.fullmatch(a)] if isinstance(extra, list) else []
+        return Where("all", None, tuple(dict.fromkeys([account, *others])))
     note = "scope 'all' is only for the owner; searched this chat only." if wants_all else None
     if not chat or not re.fullmatch(r"-?\d{1,20}|[A-Za-z0-9_.@-]{1,64}", str(chat)):
         raise ToolError("this conversation has no chat id the gateway vouches for, so there is no chat to search "
                         "(the tool only searches the chat it is used in)")
-    return "chat", (str(chat),), note
+    return Where("chat", (str(chat),), (account,), note)
 
 
-def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
+def _search(root: Path, req: dict[str, Any], scanner: Any, tz: tzinfo) -> dict[str, Any]:
     from .search import rank
 
     args = req.get("args") or {}
@@ -153,9 +185,12 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
     direction = args.get("direction")
     if direction not in (None, "", "in", "out"):
         raise ToolError("direction must be 'in' (messages the agent received) or 'out' (messages it sent)")
-    since, until = _date(args.get("since"), "since"), _date(args.get("until"), "until")
-    scope, chats, note = resolve_scope(req)
-    notes = [note] if note else []
+    since, until = _when(args.get("since"), "since", tz), _when(args.get("until"), "until", tz)
+    if since and until and since >= until:
+        raise ToolError("since must be before until")
+    allowed = resolve_scope(req)
+    scope, chats, accounts = allowed.scope, allowed.chats, allowed.accounts
+    notes = [allowed.note] if allowed.note else []
     used = mode
     ranked = None
     # The question being answered is in the log already (the tap writes it before the agent sees it): leave it out.
@@ -163,30 +198,33 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
     if req.get("chat") and req.get("requester") is not None:
         from .context import current_message
 
-        skip = current_message(root, str(req["chat"]), str(req["requester"]))
+        skip = current_message(root, str(req["chat"]), str(req["requester"]), accounts=(_account(req),))
     if mode == "hybrid":
         from .hybrid import hybrid_search
 
         # one more than asked when the current message may be among them: it is dropped below
         ranked, why, used = hybrid_search(root, query, chats=chats, since=since, until=until,
-                                          direction=direction or None, limit=limit + (1 if skip else 0))
+                                          direction=direction or None, limit=limit + (1 if skip else 0),
+                                          accounts=accounts)
         if ranked is None:
             notes.append(f"hybrid search is not available ({why}); used text search")
         elif why:
             notes.append(why)
     if ranked is None:
         ranked = rank(root, query, mode=used, chats=chats, since=since, until=until, direction=direction or None,
-                      limit=limit, exclude=skip)
+                      limit=limit, exclude=skip, accounts=accounts)
     else:
         kept = [f for f in ranked.hits if f.event.get("id") != skip] if skip else ranked.hits
         ranked.total -= len(ranked.hits) - len(kept)
         ranked.hits = kept[:limit]
     if ranked.common:
         notes.append("too common to rank by, ignored: " + ", ".join(ranked.common))
-    where = "all chats" if scope == "all" or chats is None else f"this chat ({req.get('channel') or 'telegram'} {chats[0]})"
+    acct = "" if _account(req) == DEFAULT_ACCOUNT else f" account {_account(req)}"
+    where = "all chats" if scope == "all" or chats is None else \
+        f"this chat ({req.get('channel') or 'telegram'}{acct} {chats[0]})"
     words = ", ".join(ranked.words)
     words = words if len(words) <= WORDS_CHARS else words[:WORDS_CHARS - 1] + "…"
-    back = (f" since {ranked.searched_since.isoformat()} (older days not read: enough matches; pass until to look "
+    back = (f" since {when.iso(ranked.searched_since)} (older days not read: enough matches; pass until to look "
             f"further back)") if ranked.searched_since else ""
     head = (f"eventlog_search: {ranked.total} message(s) match [{words}] in {where}{back}, mode {used}; "
             f"showing {min(limit, len(ranked.hits))}, best first (ties: newest first).")
@@ -198,7 +236,7 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
     text, shown = _cap(head, lines, max(0, ranked.total - len(lines)))
     ids = [f.event.get("id") for f in ranked.hits[:shown]]
     return {"text": text, "hits": ranked.total, "ids": ids, "scope": scope, "chat": chats[0] if chats else None,
-            "mode": mode, "mode_used": used, "notes": notes}
+            "accounts": list(accounts) if accounts else None, "mode": mode, "mode_used": used, "notes": notes}
 
 
 def _context(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
@@ -212,8 +250,9 @@ def _context(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
         before, after = int(args.get("before", 5)), int(args.get("after", 5))
     except (TypeError, ValueError):
         raise ToolError("before/after must be numbers of messages (0-20)") from None
-    scope, chats, note = resolve_scope({**req, "args": {"scope": "all"}} if req.get("all_allowed") is True else req)
-    got = around(root, eid, before=before, after=after, chats=chats)
+    allowed = resolve_scope({**req, "args": {"scope": "all"}} if req.get("all_allowed") is True else req)
+    scope, chats = allowed.scope, allowed.chats
+    got = around(root, eid, before=before, after=after, chats=chats, accounts=allowed.accounts)
     if got is None:
         where = "any chat" if scope == "all" else "this chat"
         return {"text": f"eventlog_context: no event {eid.strip()} in {where}'s log.", "hits": 0, "ids": [],
@@ -227,8 +266,10 @@ def _context(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
             "chat": got.target.get("chat_id"), "notes": []}
 
 
-def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True) -> dict[str, Any]:
-    """Run one request; never raises: a failure is an `ok: false` result whose text tells the model what happened."""
+def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True,
+           tz: tzinfo | None = None) -> dict[str, Any]:
+    """Run one request; never raises: a failure is an `ok: false` result whose text tells the model what happened.
+    `tz`: the zone of `since`/`until` without an offset (default: when.zone(), the environment's)."""
     t_start = time.time()
     tool = req.get("tool")
     try:
@@ -238,7 +279,7 @@ def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True
         if not (root / "raw").is_dir():
             raise ToolError(f"there is no event log at {root} yet (the eventlog tap writes it)")
         scanner = _scanner(root)
-        out = (_search if tool == "search" else _context)(root, req, scanner)
+        out = _search(root, req, scanner, tz or when.zone()) if tool == "search" else _context(root, req, scanner)
         out["ok"] = True
     except ToolError as exc:
         out = {"ok": False, "text": f"eventlog_{tool}: {exc}.", "hits": 0, "ids": [], "error": str(exc),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import click
 
 from .common import CliError, emit_json, handle_errors, root_option
 from .main import cli
+from .timeopts import WHEN_HELP, user_zone, zone_only
 
 _config_option = click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
                               help="OpenClaw config (default: $OPENCLAW_CONFIG_PATH, $OPENCLAW_STATE_DIR/openclaw.json, "
@@ -46,13 +48,16 @@ def install(config: str | None, allow_all: tuple[str, ...], helper: bool, timeou
     """Install the recall plugin outside the openclaw package and register it in the gateway config.
 
     Keeps a byte-exact backup; running it again changes nothing; `eventlog agent uninstall` reverses it.
-    A JSON5 config (comments, trailing commas) is not edited: exit 2, and --print shows what to add by hand.
+    A JSON5 config (comments, trailing commas, unquoted keys) is edited in place, every comment kept; where that
+    cannot be done with certainty it is left alone, the plugin files are written and the exact additions to make
+    by hand are printed (exit 1 until they are made).
 
     \b
     Example:
       eventlog agent install --config ~/.openclaw/openclaw.json --allow-all 123456789
     """
     from ..agent import install as ins
+    from ..agent.json5edit import describe_edits
 
     options: dict[str, Any] = {"allowAll": list(allow_all), "helper": helper, "timeoutMs": timeout_s * 1000}
     if print_only:
@@ -62,9 +67,18 @@ def install(config: str | None, allow_all: tuple[str, ...], helper: bool, timeou
     res = ins.install(config, options=options)
     if as_json:
         emit_json(res)
-        return
+        sys.exit(1 if res["hand_edits"] else 0)
+    if res["hand_edits"]:
+        click.echo(f"plugin files: {res['plugin_dir']} ({'written' if res['plugin_changed'] else 'up to date'})")
+        click.echo(f"config: {res['config']} ({res['config_source']}) is JSON5 and could not be edited with "
+                   f"certainty ({res['edit_refused']}), so it is unchanged; make these changes by hand, then run "
+                   "`eventlog agent status`:")
+        click.echo(describe_edits(res["hand_edits"], Path(res["config"])))
+        sys.exit(1)
     click.echo(f"plugin files: {res['plugin_dir']} ({'written' if res['plugin_changed'] else 'up to date'})")
-    click.echo(f"config: {res['config']} ({res['config_source']}): "
+    click.echo(f"config: {res['config']} ({res['config_source']}"
+               + (", JSON5: comments and layout kept" if res["config_format"] == "json5" and res["config_changed"]
+                  else "") + "): "
                + ("plugin registered" if res["config_changed"] else "already registered, unchanged"))
     if res.get("backup"):
         click.echo(f"backup: {res['backup']}")
@@ -143,7 +157,7 @@ def call(root: Path) -> None:
         req = protocol.parse(data if len(data) <= protocol.MAX_LINE else None)
     except protocol.ProtocolError as exc:
         raise CliError(f"the request on stdin: {exc}") from None
-    out = handle(req, root)
+    out = handle(req, root, tz=user_zone(None, root))
     # JSON without --json: this is the plugin's protocol (a request object in, a result object out)
     sys.stdout.buffer.write(protocol.encode(out))
     if out.get("record_error"):
@@ -164,13 +178,14 @@ def serve(root: Path) -> None:
     from ..agent import protocol
     from ..agent.tool import handle
 
+    tz = user_zone(None, root)
     for line in protocol.lines(sys.stdin.buffer):
         try:
             req = protocol.parse(line)
         except protocol.ProtocolError as exc:
             out = protocol.error(exc)
         else:
-            out = handle(req, root)
+            out = handle(req, root, tz=tz)
             if "seq" in req:
                 out["seq"] = req["seq"]
         sys.stdout.buffer.write(protocol.encode(out))
@@ -180,7 +195,7 @@ def serve(root: Path) -> None:
 
 
 def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: bool, root: Path, record: bool,
-         as_json: bool) -> None:
+         as_json: bool, account: str = "default", tz: tzinfo | None = None) -> None:
     from ..agent.tool import handle
 
     if not chats and not all_chats:
@@ -188,7 +203,8 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
     if all_chats:
         args = {**args, "scope": "all"}
     out = handle({"tool": tool, "args": args, "chat": chats[0] if chats else None, "channel": "telegram",
-                  "all_allowed": all_chats, "origin": {"source": "cli"}}, root, record=record)
+                  "account": account, "all_allowed": all_chats, "origin": {"source": "cli"}}, root, record=record,
+                 tz=tz)
     if as_json:
         emit_json(out)
     else:
@@ -202,26 +218,32 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
 @click.argument("query")
 @click.option("--chat", "chats", multiple=False, default=None, metavar="CHAT_ID", help="The chat to search.")
 @click.option("--all", "all_chats", is_flag=True, help="Search every chat (what the owner's scope 'all' does).")
+@click.option("--account", default="default", show_default=True, metavar="ACCOUNT",
+              help="The OpenClaw account the model would be on: the scope is this account's chat (or, with --all, chats).")
 @click.option("--mode", type=click.Choice(["text", "fuzzy", "hybrid"]), default="text", show_default=True)
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
-@click.option("--since", default=None, metavar="DATE")
-@click.option("--until", default=None, metavar="DATE")
+@click.option("--since", default=None, metavar="WHEN", help=f"From the start of WHEN, in the zone ({WHEN_HELP}).")
+@click.option("--until", default=None, metavar="WHEN", help=f"Up to the end of WHEN, in the zone ({WHEN_HELP}).")
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None)
 @click.option("--record/--no-record", default=False, show_default=True, help="Write a recall:query event.")
 @click.option("--json", "as_json", is_flag=True, help="The result object (text, hits, ids, scope, …).")
+@zone_only
 @root_option
 @handle_errors
-def search(query: str, chats: str | None, all_chats: bool, mode: str, limit: int, since: str | None,
-           until: str | None, direction: str | None, record: bool, as_json: bool, root: Path) -> None:
-    """Show what `eventlog_search` returns to the model: ranked, redacted lines. Exit 0 hits, 1 none, 2 error.
+def search(query: str, chats: str | None, all_chats: bool, account: str, mode: str, limit: int, since: str | None,
+           until: str | None, direction: str | None, record: bool, as_json: bool, tz: tzinfo, root: Path) -> None:
+    """Show what `eventlog_search` returns to the model: ranked, redacted lines (times in UTC, as the model reads
+    them). --since/--until are the tool's `since`/`until`, parsed by the tool as the model's are. Exit 0 hits,
+    1 none, 2 error.
 
     \b
     Example:
       eventlog agent search "what did we decide about the wifi" --chat 123456789 --since 7d
+      eventlog agent search "invoice" --chat 123456789 --account ops
     """
     args = {k: v for k, v in {"query": query, "mode": mode, "limit": limit, "since": since, "until": until,
                               "direction": direction}.items() if v is not None}
-    _run("search", args, (chats,) if chats else (), all_chats, root, record, as_json)
+    _run("search", args, (chats,) if chats else (), all_chats, root, record, as_json, account, tz)
 
 
 @agent.command()
@@ -230,11 +252,13 @@ def search(query: str, chats: str | None, all_chats: bool, mode: str, limit: int
 @click.option("--after", type=click.IntRange(0, 20), default=5, show_default=True)
 @click.option("--chat", "chats", default=None, metavar="CHAT_ID", help="Only find the event in this chat.")
 @click.option("--all", "all_chats", is_flag=True, help="Find the event in any chat.")
+@click.option("--account", default="default", show_default=True, metavar="ACCOUNT",
+              help="The OpenClaw account the model would be on: the scope is this account's chat (or, with --all, chats).")
 @click.option("--record/--no-record", default=False, show_default=True, help="Write a recall:query event.")
 @click.option("--json", "as_json", is_flag=True, help="The result object (text, ids, …).")
 @root_option
 @handle_errors
-def context(event_id: str, before: int, after: int, chats: str | None, all_chats: bool, record: bool,
+def context(event_id: str, before: int, after: int, chats: str | None, all_chats: bool, account: str, record: bool,
             as_json: bool, root: Path) -> None:
     """The messages around one event, oldest first, redacted — what `eventlog_context` returns.
 
@@ -243,4 +267,4 @@ def context(event_id: str, before: int, after: int, chats: str | None, all_chats
       eventlog agent context 01JDQ3ZK6V4ZCF8W1Y3M5N7P9R --all --before 3 --after 3
     """
     _run("context", {"id": event_id, "before": before, "after": after}, (chats,) if chats else (), all_chats,
-         root, record, as_json)
+         root, record, as_json, account)

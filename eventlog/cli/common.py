@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable, Iterator
 
 import click
 import orjson
 
 from ..errors import EventlogError
-from ..store.layout import parse_when, resolve_root
+from ..store.layout import resolve_root
 
 
 def root_option(f: Callable) -> Callable:
@@ -21,11 +23,15 @@ def root_option(f: Callable) -> Callable:
                   help="Log root (default: $EVENTLOG_ROOT, $OPENCLAW_STATE_DIR/eventlog, ~/.openclaw/eventlog).")
     @functools.wraps(f)
     def wrapper(*args: Any, root_opt: str | None = None, **kwargs: Any) -> Any:
-        ctx = click.get_current_context()
-        group_root = (ctx.find_root().obj or {}).get("root")
-        return f(*args, root=resolve_root(root_opt or group_root), **kwargs)
+        return f(*args, root=command_root(root_opt), **kwargs)
 
     return wrapper
+
+
+def command_root(root_opt: str | None) -> Path:
+    """The root a command works on: its --root, else the group's, else the environment's (layout.resolve_root)."""
+    group_root = (click.get_current_context().find_root().obj or {}).get("root")
+    return resolve_root(root_opt or group_root)
 
 
 class CliError(EventlogError):
@@ -44,8 +50,8 @@ def fail(message: str, code: int = 2) -> None:
 
 def handle_errors(f: Callable) -> Callable:
     """Typed library errors (EventlogError, CliError) and OS errors become one stderr line and exit 2. Anything else
-    — a ValueError or TypeError included — is a bug and surfaces as one, with its traceback. Ctrl-C is the group's
-    (main.OneLineErrors: exit 130)."""
+    — a ValueError or TypeError included — is a bug and surfaces as one, with its traceback. Ctrl-C and a closed
+    stdout pipe are the group's (main.OneLineErrors: exit 130, 141)."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -57,28 +63,16 @@ def handle_errors(f: Callable) -> Callable:
             fail(str(exc))
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
-                sys.exit(0)
+                raise  # stdout's reader went away (`| head`): main.OneLineErrors ends the process quietly
             fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
 
     return wrapper
 
 
-def date_option(name: str, help: str) -> Callable:
-    def convert(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-        if value is None:
-            return None
-        try:
-            return parse_when(value)
-        except EventlogError as exc:
-            raise click.BadParameter(str(exc)) from None
-
-    return click.option(name, callback=convert, default=None, metavar="DATE", help=help)
-
-
 def since_until(f: Callable) -> Callable:
-    """--since/--until WHEN and --tz ZONE for commands that work on whole day files: the options and their parsing
-    are timeopts.time_range's; the command receives the UTC days (inclusive dates) whose files can hold the period.
-    Commands that filter events exactly use eventlog/cli/timeopts.time_range itself."""
+    """--since/--until WHEN and --tz ZONE for commands that work on whole day files (verify): the options and their
+    parsing are timeopts.time_range's; the command receives the UTC days (inclusive dates) whose files can hold the
+    period. Commands that filter events exactly use eventlog/cli/timeopts.time_range itself."""
     from ..recall import when
     from .timeopts import time_range  # here, not at the top: timeopts imports this module
 
@@ -88,6 +82,50 @@ def since_until(f: Callable) -> Callable:
         return f(*args, since=first, until=last, **kwargs)
 
     return time_range(days)
+
+
+_warned: set[str] = set()
+
+
+def user_config(root: Path) -> Any:
+    """The config file (eventlog/config.py) as commands read it: unknown keys get one warning line on stderr per file
+    and process (a misspelt `tz` or `retention_days` would otherwise be ignored without a word)."""
+    from ..config import load_config
+
+    cfg = load_config(root)
+    if cfg.unknown and str(cfg.path) not in _warned:
+        _warned.add(str(cfg.path))
+        click.echo(f"eventlog: warning: {cfg.path}: unknown key(s) ignored: {', '.join(cfg.unknown)} "
+                   "(known: retention_days, tz)", err=True)
+    return cfg
+
+
+STDOUT = "-"  # the value of any -o/--output/--out FILE option that means standard output
+
+
+@contextmanager
+def output_to(value: str | os.PathLike[str], root: Path | None = None, *, binary: bool = False,
+              option: str = "-o") -> Iterator[BinaryIO]:
+    """The one meaning of every -o/--output/--out FILE option: `-` is standard output, anything else a file written
+    atomically and 0600 (refused inside the log `root`; a device or pipe such as /dev/stdout is written in place —
+    recall.output.atomic_output). `binary` output (parquet) to standard output is refused when it is a terminal,
+    as gzip does, and written as bytes to a pipe or a redirect."""
+    from ..recall.output import atomic_output
+
+    if str(value) == STDOUT:
+        if binary and sys.stdout.isatty():
+            raise CliError(f"binary output to a terminal: give {option} FILE, or pipe or redirect standard output")
+        sys.stdout.flush()  # text click.echo'd before must come first
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    with atomic_output(value, root) as f:
+        yield f
+
+
+def output_name(value: str | os.PathLike[str]) -> str:
+    """How a message names where the output went."""
+    return "standard output" if str(value) == STDOUT else str(value)
 
 
 def emit_json(obj: Any) -> None:
@@ -110,6 +148,22 @@ def chat_id_param(ctx: click.Context, param: click.Parameter, value: str | None)
         return check_chat_id(value)
     except BadEvent as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+def account_param(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """`--account` values are OpenClaw account ids (schema.ACCOUNT_RE), never paths."""
+    from ..errors import BadEvent
+    from ..store.schema import check_account
+
+    try:
+        return tuple(check_account(v) for v in value)
+    except BadEvent as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+account_option = click.option(
+    "--account", "accounts", multiple=True, metavar="ACCOUNT", callback=account_param,
+    help="Only this OpenClaw account (repeatable; `default`: events without an account). All accounts if not given.")
 
 
 class Meter:

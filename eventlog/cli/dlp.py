@@ -8,13 +8,21 @@ from typing import Any
 import click
 
 from ..errors import EventlogError
-from .common import CliError, emit_json, ensure_root, handle_errors, root_option, since_until
+from .common import CliError, emit_json, ensure_root, handle_errors, root_option
 from .main import cli
+from .timeopts import time_range, zone_only
 
 
 @cli.group()
 def dlp() -> None:
-    """Data-loss prevention: the rule file, scanning, alerts and their review."""
+    """Data-loss prevention: the rule file, scanning, alerts and their review.
+
+    \b
+    Examples:
+      eventlog dlp scan "is this safe to send?"
+      eventlog dlp alerts --since 7d
+      eventlog dlp review            # open alerts one by one
+    """
 
 
 def _exit(found: bool) -> None:
@@ -29,7 +37,13 @@ def _exit(found: bool) -> None:
 @root_option
 @handle_errors
 def rules(root: Path, check: bool, path: str | None, as_json: bool) -> None:
-    """List the rules, or lint them with --check (exit 2 on any problem)."""
+    """List the rules, or lint them with --check (exit 2 on any problem).
+
+    \b
+    Examples:
+      eventlog dlp rules
+      eventlog dlp rules --check --file my-rules.json
+    """
     from ..dlp.rules import lint_doc, load_rules, read_doc
 
     if check:
@@ -68,7 +82,7 @@ def _near(f: Any) -> str:
 @click.option("--jsonl", type=click.File("rb"), help='JSON Lines {"id", "text"} (- for stdin); one output line per finding.')
 @click.option("--log", "log", is_flag=True, help="Re-scan the stored log; new findings raise alerts.")
 @click.option("--chat", default=None, help="With --log: only this chat.")
-@since_until
+@time_range
 @click.option("--no-alerts", is_flag=True, help="With --log: report only, raise no alerts.")
 @click.option("--html", is_flag=True, help="Texts are Telegram HTML (scan the visible text, report payload offsets).")
 @click.option("--rules", "rules_path", type=click.Path(dir_okay=False), default=None, help="Rule file to use.")
@@ -76,15 +90,26 @@ def _near(f: Any) -> str:
 @root_option
 @handle_errors
 def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log: bool, chat: str | None, since: Any,
-         until: Any, no_alerts: bool, html: bool, rules_path: str | None, as_json: bool) -> None:
-    """Scan texts (arguments), a --file, --jsonl input, or the stored --log. Exit 0 if anything was found, 1 if not."""
+         until: Any, tz: Any, no_alerts: bool, html: bool, rules_path: str | None, as_json: bool) -> None:
+    """Scan texts (arguments), a --file, --jsonl input, or the stored --log (--since/--until: the events in that
+    period). Exit 0 if anything was found, 1 if not.
+
+    \b
+    Examples:
+      eventlog dlp scan "the deploy key is in the vault"
+      eventlog dlp scan --log --since 7d --no-alerts --json
+      eventlog dlp scan --file notes.txt
+    """
     from ..dlp.engine import open_scanner
     from ..dlp.keys import load_key
     from ..dlp.logscan import finding_row, iter_jsonl, scan_log
+    from ..recall.output import local_ts
 
     sources = sum(bool(x) for x in (texts, file_, jsonl, log))
     if sources != 1:
         raise click.UsageError("give exactly one of: TEXTS, --file, --jsonl, --log")
+    if not log and (since or until):
+        raise click.UsageError("--since/--until select events of the stored log: they go with --log")
     if log:
         ensure_root(root)
         if not no_alerts:  # alerts persist fingerprints: only then is the root's key made if missing
@@ -104,7 +129,7 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
                 emit_json(row)
             else:
                 mark = "new" if hit.new else "known"
-                click.echo(f"{hit.alert_id or '-':<26} {mark:<5} {ev.get('ts')} chat {ev.get('chat_id')} "
+                click.echo(f"{hit.alert_id or '-':<26} {mark:<5} {local_ts(ev.get('ts'), tz)} chat {ev.get('chat_id')} "
                            f"{f.start}-{f.end} {f.rule} {f.severity} {f.masked}{_near(f)} (event {ev.get('id')})")
         for p in problems:
             click.echo(f"eventlog: warning: {p}", err=True)
@@ -134,32 +159,19 @@ def scan(root: Path, texts: tuple[str, ...], file_: str | None, jsonl: Any, log:
 
 
 # -- alerts, show, review, stats -------------------------------------------------------------------------------------
-def _alert_line(d: dict[str, Any]) -> str:
+def _alert_line(d: dict[str, Any], tz: Any) -> str:
+    from ..recall.output import local_ts
+
     verdict = f" [{d['verdict']}]" if d["verdict"] else ""
     if d.get("updates"):
         verdict += f" (grew {d['updates']}x)"
     tier = d.get("tier") or "confirmed"
-    return (f"{d['id']}  {d['ts']}  {d['state']:<8} {d['rule']:<24} {tier:<11} {d['direction'] or '?':<3} "
+    return (f"{d['id']}  {local_ts(d['ts'], tz)}  {d['state']:<8} {d['rule']:<24} {tier:<11} {d['direction'] or '?':<3} "
             f"chat {d['chat_id']}  {d['action']:<6} {d['masked']}{verdict}")
 
 
 RESOLUTION_CHOICES = ["false_positive", "wont_fix", "revoked", "used_in_tests", "false-positive", "wont-fix",
                       "used-in-tests"]
-
-
-def _since(value: str | None) -> str | None:
-    """An ISO date (2026-11-01) or timestamp (2026-11-01T10:00Z), compared with the alerts' `ts`."""
-    if value is None:
-        return None
-    from datetime import datetime
-
-    v = value.strip()
-    try:
-        datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO date or time (2026-11-01 or 2026-11-01T10:00:00Z)",
-                                 param_hint="--since") from None
-    return v
 
 
 @dlp.command()
@@ -170,16 +182,17 @@ def _since(value: str | None) -> str | None:
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None)
 @click.option("--severity", type=click.Choice(["critical", "high", "medium", "low"]), default=None)
 @click.option("--chat", default=None)
-@click.option("--since", "since_", default=None, help="Only alerts whose event is at or after this ISO date/time.")
+@time_range
 @click.option("--tier", type=click.Choice(["confirmed", "near_format"]), default=None,
               help="Only exact-format (confirmed) or near-format findings (alerts older than the tiers: confirmed).")
 @click.option("--json", "as_json", is_flag=True)
 @root_option
 @handle_errors
 def alerts(root: Path, state: str | None, resolution: str | None, rule: str | None, direction: str | None,
-           severity: str | None, chat: str | None, since_: str | None, tier: str | None, as_json: bool) -> None:
-    """List alerts with their state and resolution (a projection of the alert and review streams). Exit 1 if none
-    match.
+           severity: str | None, chat: str | None, since: Any, until: Any, tz: Any, tier: str | None,
+           as_json: bool) -> None:
+    """List alerts with their state and resolution (a projection of the alert and review streams); --since/--until
+    select by the time of the alert's event. Exit 1 if none match.
 
     \b
     Example: eventlog dlp alerts --state open --severity critical --direction out --since 2026-11-01
@@ -189,9 +202,9 @@ def alerts(root: Path, state: str | None, resolution: str | None, rule: str | No
     ensure_root(root)
     problems: list[str] = []
     rows = [s.to_dict() for s in select(project(root, problems), state, rule, chat, resolution, direction, severity,
-                                        _since(since_), tier)]
+                                        since, tier, until)]
     for d in rows:
-        emit_json(d) if as_json else click.echo(_alert_line(d))
+        emit_json(d) if as_json else click.echo(_alert_line(d, tz))
     for p in problems:
         click.echo(f"eventlog: warning: {p}", err=True)
     _exit(bool(rows))
@@ -201,13 +214,20 @@ def alerts(root: Path, state: str | None, resolution: str | None, rule: str | No
 @click.argument("alert_id")
 @click.option("-C", "--context", "context", type=int, default=3, show_default=True, help="Messages before and after.")
 @click.option("--json", "as_json", is_flag=True)
+@zone_only
 @root_option
 @handle_errors
-def show(root: Path, alert_id: str, context: int, as_json: bool) -> None:
-    """One alert with its reviews and the surrounding conversation from the log, secrets masked."""
+def show(root: Path, alert_id: str, context: int, as_json: bool, tz: Any) -> None:
+    """One alert with its reviews and the surrounding conversation from the log, secrets masked.
+
+    \b
+    Example:
+      eventlog dlp show 01M8Q6YDBD0D321JJZP644PZP9 -C 3
+    """
     from ..dlp.alerts import find, project
     from ..dlp.engine import open_scanner
     from ..dlp.review import conversation
+    from ..recall.output import local_ts
 
     ensure_root(root)
     st = find(project(root), alert_id)
@@ -219,17 +239,17 @@ def show(root: Path, alert_id: str, context: int, as_json: bool) -> None:
             emit_json(m)
         return
     d = st.to_dict()
-    click.echo(_alert_line(d))
+    click.echo(_alert_line(d, tz))
     for k in ("severity", "tier", "fingerprint", "log_event", "method", "source"):
         if d.get(k):
             click.echo(f"  {k:<12} {d[k]}")
     for r in st.reviews:
-        click.echo(f"  review {r.get('ts')} {r.get('verdict')} by {r.get('reviewer')}: {r.get('note') or ''}".rstrip())
+        click.echo(f"  review {local_ts(r.get('ts'), tz)} {r.get('verdict')} by {r.get('reviewer')}: {r.get('note') or ''}".rstrip())
     if msgs:
         click.echo("  conversation (secrets masked):")
     for m in msgs:
         mark = ">>" if m["is_alert_event"] else "  "
-        click.echo(f"  {mark} {m['ts']} {m['direction'] or '?':<3} {m['sender'] or '':<16} {m['text']}")
+        click.echo(f"  {mark} {local_ts(m['ts'], tz)} {m['direction'] or '?':<3} {m['sender'] or '':<16} {m['text']}")
 
 
 @dlp.command()
@@ -240,10 +260,11 @@ def show(root: Path, alert_id: str, context: int, as_json: bool) -> None:
 @click.option("--note", default="", help="Why (kept with the review).")
 @click.option("--reviewer", default=None, help="Default: $EVENTLOG_REVIEWER or the login name.")
 @click.option("--interactive", is_flag=True, hidden=True, help="Run the review loop even when stdin is not a tty.")
+@zone_only
 @root_option
 @handle_errors
 def review(root: Path, alert_id: str | None, verdict: str | None, note: str, reviewer: str | None,
-           interactive: bool) -> None:
+           interactive: bool, tz: Any) -> None:
     """Record a resolution on an alert (ID --resolution R --note TEXT), or without ID review open alerts one by one
     (y real / f false positive / r revoked / w won't fix / t used in tests, then a note; s skip / b back / q quit).
     A false_positive allowlists the fingerprint. A note that contains a secret is refused.
@@ -265,7 +286,10 @@ def review(root: Path, alert_id: str | None, verdict: str | None, note: str, rev
         raise click.UsageError("--resolution needs an alert id")
     if not (interactive or sys.stdin.isatty()):
         raise CliError("the interactive review needs a terminal; use `eventlog dlp review ID --verdict V`")
-    done = loop(root, reviewer, click.echo, lambda prompt: click.prompt(prompt, default="s", show_default=False))
+    from ..recall.output import local_ts
+
+    done = loop(root, reviewer, click.echo, lambda prompt: click.prompt(prompt, default="s", show_default=False),
+                show_ts=lambda ts: local_ts(ts, tz))
     click.echo(f"{done} review(s) recorded")
 
 
@@ -274,7 +298,12 @@ def review(root: Path, alert_id: str | None, verdict: str | None, note: str, rev
 @root_option
 @handle_errors
 def stats(root: Path, as_json: bool) -> None:
-    """Per-rule alert counts, states, verdicts, and precision from the verdicts."""
+    """Per-rule alert counts, states, verdicts, and precision from the verdicts.
+
+    \b
+    Example:
+      eventlog dlp stats --json
+    """
     from ..dlp.alerts import project, stats as rule_stats
 
     ensure_root(root)

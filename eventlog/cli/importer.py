@@ -15,7 +15,12 @@ from .main import cli
 
 @cli.group("import")
 def import_group() -> None:
-    """Import history from before the tap (Telegram Desktop's JSON export)."""
+    """Import history from before the tap (Telegram Desktop's JSON export).
+
+    \b
+    Example:
+      eventlog import telegram-desktop ~/Downloads/Telegram\\ Desktop/ChatExport_2026-11-30
+    """
 
 
 def import_progress(meter: Meter) -> Callable[[str, int, int], None]:
@@ -33,14 +38,16 @@ def import_progress(meter: Meter) -> Callable[[str, int, int], None]:
 @click.option("--chat-id", "chat_ids", multiple=True, metavar="ID",
               help="Import only this chat (Bot API id, or the export's id); repeatable. For a bot chat without any "
                    "message of the user: the user's id.")
+@click.option("--account", default="default", show_default=True, metavar="ACCOUNT",
+              help="The OpenClaw account whose bot this is a history of (its chats live in that account's files).")
 @click.option("--dry-run", is_flag=True, help="Check the export and count what would be added; write nothing.")
 @click.option("--fsync", type=click.Choice(FSYNC_POLICIES), default="batch", show_default=True,
               help="Writer fsync policy.")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per chat, then a summary.")
 @root_option
 @handle_errors
-def telegram_desktop(root: Path, path: Path, bot_id: int | None, chat_ids: tuple[str, ...], dry_run: bool,
-                     fsync: str, as_json: bool) -> None:
+def telegram_desktop(root: Path, path: Path, bot_id: int | None, chat_ids: tuple[str, ...], account: str,
+                     dry_run: bool, fsync: str, as_json: bool) -> None:
     """Import Telegram Desktop's "Export chat history" (machine-readable JSON): PATH is result.json or the export
     folder — one chat, or a whole account (its chats with the bot). Messages become message:received /
     message:sent, service records chat:service, each marked source "import:telegram-desktop". Importing again, or an
@@ -50,12 +57,13 @@ def telegram_desktop(root: Path, path: Path, bot_id: int | None, chat_ids: tuple
     Example:
       eventlog import telegram-desktop ~/Downloads/Telegram\\ Desktop/ChatExport_2026-11-30 --dry-run
       eventlog import telegram-desktop result.json --bot-id 7012345678 --json
+      eventlog import telegram-desktop result.json --account ops
     """
     ensure_root(root)
     meter = progress_meter()
     try:
         result = run_import(root, path, bot_id=bot_id, chat_ids=chat_ids, dry_run=dry_run,
-                            progress=import_progress(meter) if meter else None, fsync=fsync)
+                            progress=import_progress(meter) if meter else None, fsync=fsync, account=account)
     finally:
         if meter:
             meter.close()

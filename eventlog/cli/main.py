@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
+from typing import NoReturn
 
 import click
 
@@ -9,23 +12,55 @@ from .. import __version__
 
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+READER_GONE = 141  # 128 + SIGPIPE, as a shell reports `grep … | head` once head has what it wanted
+
+
+def reader_gone() -> NoReturn:
+    """stdout is a pipe whose reader closed it (`| head`): stop at once and say nothing, like grep killed by SIGPIPE
+    (Python ignores SIGPIPE, so the write raised BrokenPipeError instead). stdout is pointed at /dev/null first:
+    the interpreter's last flush of what is still buffered must not fail again ("Exception ignored … BrokenPipe")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # no real file descriptor behind stdout (CliRunner): nothing will flush to a pipe
+    sys.exit(READER_GONE)
 
 
 class OneLineErrors(click.Group):
     """Usage errors (unknown option, missing argument, bad value) as one line `eventlog: …` on stderr, exit 2 —
-    not click's usage block. Ctrl-C anywhere in a command: exit 130, one stderr line, no traceback."""
+    not click's usage block. Ctrl-C anywhere in a command: exit 130, one stderr line, no traceback. stdout's reader
+    gone (`eventlog … | head`), in a command, in --help or at the last flush: exit 141 and no output."""
+
+    def make_context(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        try:  # `eventlog --help | head` prints while the root context is made
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:
+            reader_gone()
 
     def invoke(self, ctx: click.Context) -> object:
-        # Caught here, before click's main() turns it into Abort (exit 1, after an empty stderr line).
+        # Caught here, before click's main() turns them into Abort (exit 1, after an empty stderr line) and exit 1.
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             click.echo("eventlog: interrupted", err=True)
             raise click.exceptions.Exit(INTERRUPTED) from None
+        except BrokenPipeError:
+            reader_gone()
 
     def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        import sys
+        try:
+            return self._main(*args, **kwargs)
+        except BrokenPipeError:  # the help of a bare `eventlog | head`
+            reader_gone()
+        except SystemExit:
+            try:  # what the command left buffered goes out now, while a closed pipe can still be handled
+                sys.stdout.flush()
+            except BrokenPipeError:
+                reader_gone()
+            raise
 
+    def _main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         standalone = kwargs.pop("standalone_mode", True)
         try:
             rv = super().main(*args, standalone_mode=False, **kwargs)
@@ -52,7 +87,14 @@ class OneLineErrors(click.Group):
 @click.version_option(__version__, prog_name="eventlog")
 @click.pass_context
 def cli(ctx: click.Context, root: str | None) -> None:
-    """openclaw-eventlog: what your OpenClaw agent received and said on Telegram, and whether it leaked a secret."""
+    """openclaw-eventlog: what your OpenClaw agent received and said on Telegram, and whether it leaked a secret.
+
+    \b
+    Examples:
+      eventlog grep -i password --since yesterday
+      eventlog tail -f
+      eventlog dlp alerts --since 7d
+    """
     ctx.obj = {"root": root}
 
 

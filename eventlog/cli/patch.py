@@ -17,6 +17,7 @@ from eventlog import patchset
 from eventlog.patchset.find import find_openclaw
 from eventlog.patchset.manifest import manifest_for
 
+from .common import STDOUT, handle_errors, output_to
 from .main import cli
 
 openclaw_opt = click.option("--openclaw", "openclaw_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -61,7 +62,14 @@ def _changes(r: dict[str, Any]) -> str:
 
 @click.group("patch")
 def patch() -> None:
-    """Apply, revert, inspect and audit the OpenClaw patch set."""
+    """Apply, revert, inspect and audit the OpenClaw patch set.
+
+    \b
+    Examples:
+      eventlog patch apply
+      eventlog patch status
+      eventlog patch audit --json
+    """
 
 
 @patch.command("apply")
@@ -70,7 +78,12 @@ def patch() -> None:
 @json_opt
 @root_opt
 def apply_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """Patch an installed OpenClaw (idempotent, all files or none; refuses on a missing/ambiguous anchor)."""
+    """Patch an installed OpenClaw (idempotent, all files or none; refuses on a missing/ambiguous anchor).
+
+    \b
+    Example:
+      eventlog patch apply --openclaw "$(npm root -g)/openclaw"
+    """
     r = _run(patchset.apply, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['result']} (openclaw {r['openclaw_version']}): " + ", ".join(r["changed"]))
 
@@ -81,7 +94,12 @@ def apply_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, r
 @json_opt
 @root_opt
 def revert_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """Restore every patched file byte for byte and remove the runtime."""
+    """Restore every patched file byte for byte and remove the runtime.
+
+    \b
+    Example:
+      eventlog patch revert --json
+    """
     r = _run(patchset.revert, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['result']} (openclaw {r['openclaw_version']}): " + ", ".join(r["changed"]))
 
@@ -95,8 +113,10 @@ def ensure_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, 
     """Make sure the tap is applied and audits clean; the command to run before the gateway starts.
 
     Applies it if the installed release is known-good, rebases onto it if not (only when every change re-anchors).
-    Exit 0 ok, 2 refused (JSON reason on stdout, tree unchanged). Example, in the gateway's systemd unit:
+    Exit 0 ok, 2 refused (JSON reason on stdout, tree unchanged).
 
+    \b
+    Example (a line of the gateway's systemd unit):
       ExecStartPre=/home/me/.local/bin/eventlog patch ensure --openclaw /usr/lib/node_modules/openclaw
     """
     from eventlog.patchset.ensure import ensure
@@ -122,8 +142,10 @@ def guard_cmd(openclaw_dir: Path | None, root: str | None, settle: float, interv
               once: bool) -> None:
     """Watch the OpenClaw package; after an update, run ensure and log patch:reapplied / patch:failed.
 
-    Prints one JSON line per outcome. Runs until SIGTERM / Ctrl-C. Example:
+    Prints one JSON line per outcome. Runs until SIGTERM / Ctrl-C.
 
+    \b
+    Example:
       eventlog patch guard --then 'systemctl --user restart openclaw-gateway'
     """
     import signal
@@ -159,14 +181,15 @@ def guard_cmd(openclaw_dir: Path | None, root: str | None, settle: float, interv
 @click.option("--log-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also set EVENTLOG_ROOT for the gateway in the drop-in.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write it to this file (default: stdout; the drop-in's place is printed on stderr).")
+              help="Write it to this file (default and `-`: stdout; the drop-in's place is printed on stderr).")
 @root_opt
+@handle_errors
 def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path | None, out: Path | None,
              root: str | None) -> None:
     """Print the systemd drop-in (ExecStartPre=eventlog patch ensure) or a wrapper script: fail-closed starts.
 
+    \b
     Example:
-
       eventlog patch unit > ~/.config/systemd/user/openclaw-gateway.service.d/eventlog-ensure.conf
       systemctl --user daemon-reload && systemctl --user restart openclaw-gateway
     """
@@ -175,12 +198,10 @@ def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path
     found = _run(lambda _pkg, _m: {}, openclaw_dir, None)["found"]
     pkg = Path(found["dir"]).absolute()
     text = wrapper_script(pkg) if wrapper else systemd_dropin(pkg, root=log_root.absolute() if log_root else None)
-    if out:
-        out.write_text(text)
-        if wrapper:
-            out.chmod(0o755)
-    else:
-        click.echo(text, nl=False)
+    with output_to(out or STDOUT) as f:
+        f.write(text.encode())
+    if wrapper and out and str(out) != STDOUT and out.is_file():
+        out.chmod(0o755)
     if not wrapper:
         click.echo(f"# drop-in location: {dropin_path(unit)}", err=True)
 
@@ -191,7 +212,12 @@ def unit_cmd(openclaw_dir: Path | None, wrapper: bool, unit: str, log_root: Path
 @json_opt
 @root_opt
 def status_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """applied / not-applied / partial, with OpenClaw and manifest versions. Exit 0 / 1 / 2."""
+    """applied / not-applied / partial, with OpenClaw and manifest versions. Exit 0 / 1 / 2.
+
+    \b
+    Example:
+      eventlog patch status --json
+    """
     r = _run(patchset.status, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: f"{r['state']}: openclaw {r['openclaw_version']} at {r['openclaw_dir']}, "
                                 f"manifest v{r['manifest_version']}\n  found by {r['found']['how']}: "
@@ -205,7 +231,12 @@ def status_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, 
 @json_opt
 @root_opt
 def audit_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """Check the installed tree matches the manifest exactly. Exit 0 clean, 1 not applied, 2 problems."""
+    """Check the installed tree matches the manifest exactly. Exit 0 clean, 1 not applied, 2 problems.
+
+    \b
+    Example:
+      eventlog patch audit --json
+    """
     r = _run(patchset.audit, openclaw_dir, manifest, as_json=as_json)
     _emit(r, as_json, lambda r: ("ok" if r["ok"] else r["state"] if not r["problems"] else "FAILED") + "".join(
         "\n  " + orjson.dumps(p).decode() for p in r["problems"]) + "".join(
@@ -217,12 +248,24 @@ def audit_cmd(openclaw_dir: Path | None, manifest: Path | None, as_json: bool, r
 @openclaw_opt
 @manifest_opt
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output directory (default: <data dir>/diffs/<version>/).")
+              help="Output directory (default: <data dir>/diffs/<version>/); `-`: every diff on stdout, one after "
+                   "the other (one patch series, as `patch -p1` reads it).")
 @root_opt
 def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None, root: str | None) -> None:
-    """Write the unified diffs of the patch set for a pristine OpenClaw tree."""
-    from eventlog.patchset.diffs import write_diffs
+    """Write the unified diffs of the patch set for a pristine OpenClaw tree.
 
+    \b
+    Example:
+      eventlog patch diffs --out - | less
+    """
+    from eventlog.patchset.diffs import render_diffs, write_diffs
+
+    if str(out) == STDOUT:
+        texts = _run(lambda pkg, m: {"diffs": list(render_diffs(pkg, m).values())}, openclaw_dir, manifest)
+        with output_to(STDOUT) as f:
+            for text in texts["diffs"]:
+                f.write(text.encode("utf-8", "surrogateescape"))
+        return
     paths = _run(lambda pkg, m: {"paths": [str(p) for p in write_diffs(pkg, out, m)]}, openclaw_dir, manifest)
     for p in paths["paths"]:
         click.echo(p)
@@ -240,9 +283,17 @@ def diffs_cmd(openclaw_dir: Path | None, manifest: Path | None, out: Path | None
 @root_opt
 def rebase_cmd(to: str, manifest: Path | None, verify: bool, out: Path | None, dry_run: bool, as_json: bool,
                root: str | None) -> None:
-    """Re-anchor the patch set onto another release; exit 0 only if every change applied (and verified)."""
+    """Re-anchor the patch set onto another release; exit 0 only if every change applied (and verified).
+
+    \b
+    Example:
+      eventlog patch rebase --to 2026.9.6 --dry-run
+    """
     from eventlog.patchset.rebase import rebase
 
+    if str(out) == STDOUT:
+        raise click.BadParameter("a manifest and its diffs are several files: give a directory, not `-`",
+                                 param_hint="'--out'")
     r = _run(lambda _pkg, m: rebase(to, m, out, write=not dry_run, verify=verify), None, manifest, need_pkg=False,
              as_json=as_json)
     _emit(r, as_json, _render_rebase)
@@ -274,7 +325,12 @@ def _render_rebase(r: dict[str, Any]) -> str:
 @json_opt
 @root_opt
 def drift_cmd(a: str, b: str, manifest: Path | None, as_json: bool, root: str | None) -> None:
-    """What upstream changed around our anchors between two releases."""
+    """What upstream changed around our anchors between two releases.
+
+    \b
+    Example:
+      eventlog patch drift --from 2026.9.5 --to 2026.9.6
+    """
     from eventlog.patchset.drift import drift, render
 
     r = _run(lambda _pkg, m: drift(a, b, m), None, manifest, need_pkg=False, as_json=as_json)
@@ -287,17 +343,23 @@ def drift_cmd(a: str, b: str, manifest: Path | None, as_json: bool, root: str | 
 @click.option("--verify", is_flag=True, help="Also run the e2e smoke for each release.")
 @click.option("--write", is_flag=True, help="Also write each rebased manifest and its diffs into the data dir.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Markdown table (default: <data dir>/matrix.md).")
+              help="Markdown table (default: <data dir>/matrix.md; `-`: stdout only).")
 @json_opt
 @root_opt
 def matrix_cmd(releases: tuple[str, ...], manifest: Path | None, verify: bool, write: bool, out: Path | None,
                as_json: bool, root: str | None) -> None:
-    """Rebase (+ verify) every release given and write the known-good table. Exit 0 only if all pass."""
+    """Rebase (+ verify) every release given and write the known-good table. Exit 0 only if all pass.
+
+    \b
+    Example:
+      eventlog patch matrix 2026.9.5 2026.9.6 --verify --out -
+    """
     from eventlog.patchset.matrix import run_matrix
 
-    r = _run(lambda _pkg, m: run_matrix(list(releases), m, verify=verify, write=write, out=out), None, manifest,
-             need_pkg=False, as_json=as_json)
-    _emit(r, as_json, lambda r: r["markdown"])
+    to_stdout = str(out) == STDOUT
+    r = _run(lambda _pkg, m: run_matrix(list(releases), m, verify=verify, write=write, out=None if to_stdout else out,
+                                        save=not to_stdout), None, manifest, need_pkg=False, as_json=as_json)
+    _emit(r, as_json, lambda r: r["document" if to_stdout else "markdown"])
     sys.exit(0 if r["ok"] else 2)
 
 

@@ -10,9 +10,9 @@ from typing import Any, Callable
 
 import click
 
-from .common import CliError, ensure_root, handle_errors, root_option
+from .common import CliError, account_option, ensure_root, handle_errors, output_name, output_to, root_option
 from .main import cli
-from .timeopts import time_range
+from .timeopts import cutoff, first_day_from, time_range
 
 _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
                             help="Only this chat (repeatable). Prunes the files read.")
@@ -28,19 +28,20 @@ _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json (JSON Lines).")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Write the result to FILE (0600, atomically: replaced only when the query succeeded; refused inside "
-                   "the log root). Required for parquet on a terminal.")
+                   "the log root; `-` is standard output). Required for parquet on a terminal.")
 @click.option("--explain", is_flag=True, help="Print the SQL the views expand to (and the files bound), run nothing.")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0), default=300, show_default=True,
               metavar="SECONDS", help="Stop the query after this long (exit 2); 0: no limit. Ctrl-C stops it too.")
 @click.option("--memory-limit", default="400MB", show_default=True, metavar="SIZE",
               help="DuckDB's memory limit (e.g. 1GB); beyond it DuckDB spills to a private temp directory or fails.")
 @_chat_option
+@account_option
 @time_range
 @root_option
 @handle_errors
 def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_json: bool, output: str | None,
-        explain: bool, timeout_s: float, memory_limit: str, chats: tuple[str, ...], since: datetime | None,
-        until: datetime | None, tz: tzinfo, root: Path) -> None:
+        explain: bool, timeout_s: float, memory_limit: str, chats: tuple[str, ...], accounts: tuple[str, ...],
+        since: datetime | None, until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Run a read-only DuckDB QUERY over the log (`-` reads it from stdin).
 
     Views: events (every event, explicit schema), messages (received and sent, flattened, with reply_to_message_id
@@ -54,7 +55,7 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
       eventlog sql "SELECT ts, sender, text FROM messages" --chat 100007 --since yesterday --tz Europe/Berlin
     """
     from ..recall import query as q
-    from ..recall.output import atomic_output, write_result
+    from ..recall.output import write_result
 
     ensure_root(root)
     if query == "-":
@@ -62,14 +63,12 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
             query = sys.stdin.buffer.read().decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CliError(f"the query on stdin is not UTF-8 (byte {exc.start})") from None
-    scope = q.scope_from(root, chats, since, until, tz)
-    fmt = "json" if as_json else fmt or ("table" if sys.stdout.isatty() and not output else "json")
+    scope = q.scope_from(root, chats, since, until, tz, accounts)
+    fmt = "json" if as_json else fmt or ("table" if sys.stdout.isatty() and output in (None, "-") else "json")
     src = q.plan(scope)
     if explain:
         click.echo(q.explain_text(scope, src), nl=False)
         return
-    if fmt == "parquet" and not output and sys.stdout.isatty():
-        raise CliError("--format parquet writes binary: give -o FILE or redirect stdout")
     bound = dict(params)
     with q.duckdb_errors():
         try:
@@ -77,12 +76,8 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
                 con, src = q.connect(scope, src, memory_limit=memory_limit)
                 guard.con = con
                 cur = q.execute(con, query, bound)
-                if output:
-                    with atomic_output(output, root) as f:
-                        rows = write_result(cur, fmt, f, tz=tz)
-                else:
-                    rows = write_result(cur, fmt, sys.stdout.buffer, tz=tz)
-                    sys.stdout.flush()
+                with output_to(output or "-", root, binary=fmt == "parquet") as f:
+                    rows = write_result(cur, fmt, f, tz=tz)
         except q.Interrupted as exc:
             if exc.signum == signal.SIGINT:
                 raise KeyboardInterrupt from None  # exit 130, one line (cli/main.py)
@@ -103,25 +98,26 @@ def _report_skipped(bad: list[tuple[str, int]]) -> None:
 
 
 @cli.command()
-@click.option("--before", default=None, metavar="DATE",
-              help="Compact day files dated before this UTC day (default: today, so every closed day).")
+@cutoff("--before", "Compact the day files wholly before the start of WHEN (the older flag; --until is WHEN's end).",
+        old_is_start=True)
 @click.option("--rebuild", is_flag=True, help="Rebuild every unit from the JSONL, even unchanged ones.")
 @click.option("--check", is_flag=True, help="Re-verify every published unit against its record; compact nothing.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per unit.")
 @root_option
 @handle_errors
-def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root: Path) -> None:
+def compact(until: datetime | None, tz: tzinfo, rebuild: bool, check: bool, as_json: bool, root: Path) -> None:
     """Copy closed days into Parquet (one file per month) so SQL over long ranges is fast. The JSONL stays canonical:
     a unit is checked (row count + content hash) before it is published; a query reads a day file from it only
-    while the file's identity (size, mtime, ctime, inode) is unchanged, else from JSONL.
+    while the file's identity (size, mtime, ctime, inode) is unchanged, else from JSONL. Units are UTC months of
+    UTC day files: --until compacts the day files that lie wholly before the end of WHEN (default: every closed day).
 
     \b
     Examples:
       eventlog compact                 # every closed UTC day
+      eventlog compact --until last-month
       eventlog compact --check         # exit 2 if any unit cannot be loaded or verified
     """
     from ..recall import compact as c
-    from ..store.layout import parse_when
     from .common import bar, emit_json, progress_meter
 
     ensure_root(root)
@@ -140,7 +136,7 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
         if meter is not None and total:
             meter.show(f"compacting {bar(done, total)} {done}/{total} {label:8}", last=done == total)
 
-    results = c.compact(root, parse_when(before) if before else None, rebuild, show)
+    results = c.compact(root, first_day_from(until), rebuild, show)
     for r in results:
         if as_json:
             emit_json({"type": "unit", "unit": r.unit, "action": r.action, "rows": r.rows, "files": r.files,
@@ -171,7 +167,9 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
               help="Show N messages after each match.")
 @click.option("-m", "--max-count", "max_count", type=click.IntRange(0), default=None, metavar="NUM",
               help="At most NUM matches per chat (a chat is what rg's file is).")
-@click.option("--from", "sender", default=None, metavar="USER", help="Only messages from this username, name or id.")
+@click.option("--from", "sender", default=None, metavar="USER",
+              help="Only messages from this username (@ optional) or id, or a display name by its start or any word's "
+                   "start.")
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None, help="Only received (in) or sent (out).")
 @click.option("-c", "--count", "count_only", is_flag=True, help="Print the number of matching messages per chat "
               "(CHANNEL/CHAT:N).")
@@ -180,13 +178,15 @@ def compact(before: str | None, rebuild: bool, check: bool, as_json: bool, root:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
               help="Highlight matches (auto: on a terminal, unless $NO_COLOR is set).")
 @_chat_option
+@account_option
 @time_range
 @root_option
 @handle_errors
 def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None, word: bool, invert: bool,
          files_only: bool, context: int, before: int | None, after: int | None, max_count: int | None,
          sender: str | None, direction: str | None, count_only: bool, count_total: bool, as_json: bool, color: str,
-         chats: tuple[str, ...], since: datetime | None, until: datetime | None, tz: tzinfo, root: Path) -> None:
+         chats: tuple[str, ...], accounts: tuple[str, ...], since: datetime | None, until: datetime | None, tz: tzinfo,
+         root: Path) -> None:
     """Search message texts (not JSON keys or other fields). Literal by default. PATTERN may be left out when a
     filter (--from, --direction, --chat, --since, --until) says what to list.
 
@@ -196,6 +196,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
     Examples:
       eventlog grep -i -w deploy --since monday --tz Europe/Berlin
       eventlog grep --from alice --since today -c
+      eventlog grep deploy --account ops
     """
     from ..recall import grep as r
     from ..store import render
@@ -224,7 +225,7 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
     if not 0 <= score <= 100:
         raise CliError("--fuzzy SCORE must be from 0 to 100")
     q = r.GrepQuery(pattern, "fuzzy" if fuzzy is not None else "regex" if regex else "literal", ignore_case, score,
-                    chats or None, since, until, sender, direction, word, invert)
+                    chats or None, since, until, sender, direction, word, invert, accounts or None)
     problems = lambda msg: click.echo(f"eventlog: {msg}", err=True)  # noqa: E731
     if count_total:
         n = sum(r.count_by_chat(root, q, problems, max_count).values())
@@ -232,11 +233,11 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
         sys.exit(0 if n else 1)
     if count_only:
         counts = r.count_by_chat(root, q, problems, max_count)
-        for (channel, chat), n in counts.items():
+        for (channel, account, chat), n in counts.items():
             if as_json:
-                emit_json({"type": "count", "channel": channel, "chat_id": chat, "count": n})
-            else:
-                click.echo(f"{channel}/{chat}:{n}")
+                emit_json({"type": "count", "channel": channel, "account": account, "chat_id": chat, "count": n})
+            else:  # the partition as the layout names it: telegram/42, telegram/accounts/b/42
+                click.echo(f"{channel}/{chat}:{n}" if account == "default" else f"{channel}/accounts/{account}/{chat}:{n}")
         sys.exit(0 if counts else 1)
     hits = r.limit_per_chat(r.search(root, q, problems), max_count)
     if files_only:
@@ -277,21 +278,19 @@ def _style(paint: bool) -> Callable[[str, str], str]:
 @click.option("-f", "--follow", is_flag=True, help="Keep printing events as they are appended (Ctrl-C to stop).")
 @click.option("-n", "--lines", "count", type=click.IntRange(0), default=10, show_default=True,
               help="How many of the last events to print first.")
-@click.option("--since", "since_text", default=None, metavar="WHEN",
-              help="Print every event since WHEN (instead of the last -n), in time order.")
-@click.option("--tz", "tz_name", default=None, metavar="ZONE",
-              help="Zone for --since and displayed times (default: $EVENTLOG_TZ, else the system's).")
 @click.option("--cursor", default=None, metavar="NAME",
               help="Print what is new since the last run with this NAME, and remember what was shown "
                    "(<root>/state/cursors/NAME.json). The first run starts from -n/--since.")
 @click.option("--json", "as_json", is_flag=True, help="One event object per line (JSON Lines).")
 @_chat_option
+@time_range
 @root_option
 @handle_errors
-def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, cursor: str | None, as_json: bool,
-         chats: tuple[str, ...], root: Path) -> None:
+def tail(follow: bool, count: int, cursor: str | None, as_json: bool, chats: tuple[str, ...], since: datetime | None,
+         until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Print the last events of the log, and with -f every event as it is appended — new chats and the switch to a
-    new day file included. Event-driven (inotify via watchdog), no polling.
+    new day file included. Event-driven (inotify via watchdog), no polling. --since prints every event from then
+    (instead of the last -n), in time order; --until stops before it (not with -f).
 
     \b
     Examples:
@@ -299,7 +298,6 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
       eventlog tail -f --since 1h --tz Europe/Berlin
     """
     from ..recall import follow as fw
-    from ..recall import when
     from ..store import render
     from ..recall.output import local_ts
     from ..recall.tail import TailQuery
@@ -307,8 +305,6 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
     from .common import emit_json
 
     ensure_root(root)
-    tz = when.zone(tz_name)
-    since = when.since(since_text, tz) if since_text is not None else None
     paint = sys.stdout.isatty() and not as_json and not os.environ.get("NO_COLOR")
     style = _style(paint)
 
@@ -319,22 +315,23 @@ def tail(follow: bool, count: int, since_text: str | None, tz_name: str | None, 
             click.echo(render.tail_line(e.event, lambda ts: local_ts(ts, tz), style), color=paint)
         sys.stdout.flush()
 
-    shown = run_tail(root, TailQuery(count, since, chats or None, cursor, follow), show,
+    shown = run_tail(root, TailQuery(count, since, until, chats or None, cursor, follow), show,
                      lambda n: click.echo(f"eventlog: following {n} file(s) under {root} (Ctrl-C to stop)", err=True))
     sys.exit(0 if shown or follow else 1)
 
 
 @cli.command()
 @click.option("--chat", required=True, metavar="CHAT_ID", help="The chat to export.")
+@account_option
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet", "md"]), default="jsonl",
               show_default=True, help="jsonl: the log's own lines; csv/parquet: the messages view; md: a transcript.")
 @click.option("-o", "--output", required=True, metavar="FILE",
-              help="Where to write (0600, atomically; refused inside the log root).")
+              help="Where to write (0600, atomically; refused inside the log root; `-` is standard output).")
 @time_range
 @root_option
 @handle_errors
-def export(chat: str, fmt: str, output: str, since: datetime | None, until: datetime | None, tz: tzinfo,
-           root: Path) -> None:
+def export(chat: str, accounts: tuple[str, ...], fmt: str, output: str, since: datetime | None,
+           until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Export one chat (optionally a time range) to a file. Exit 0 when something was written, 1 when the range
     is empty (the file is still written), 2 on error.
 
@@ -342,13 +339,14 @@ def export(chat: str, fmt: str, output: str, since: datetime | None, until: date
     Examples:
       eventlog export --chat 100007 --since last-month --until last-month --format md -o november.md
       eventlog export --chat 100007 --format csv -o chat.csv --tz Europe/Berlin
+      eventlog export --chat 100007 --account ops -o ops-chat.jsonl
     """
     from ..recall.export import export as run_export
-    from ..recall.output import atomic_output
 
     ensure_root(root)
-    with atomic_output(output, root) as f:
-        n = run_export(root, chat, since, until, fmt, f, tz)
-    click.echo(f"eventlog: {n} {'event' if fmt == 'jsonl' else 'message'}(s) written to {output}", err=True)
+    with output_to(output, root, binary=fmt == "parquet") as f:
+        n = run_export(root, chat, since, until, fmt, f, tz, accounts or None)
+    click.echo(f"eventlog: {n} {'event' if fmt == 'jsonl' else 'message'}(s) written to {output_name(output)}",
+               err=True)
     sys.exit(0 if n else 1)
 

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import date
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Callable
 
 import click
 
-from .common import emit_json, ensure_root, handle_errors, progress_meter, root_option, since_until
+from .common import account_option, emit_json, ensure_root, handle_errors, progress_meter, root_option
 from .main import cli
+from .timeopts import time_range
 
 
 def index_progress() -> Callable[[int, int, str, int], None] | None:
@@ -92,17 +93,19 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
 @click.option("--weight", type=float, default=0.7, show_default=True,
               help="hybrid: weight of the vector score (the BM25 score gets 1 - weight).")
 @click.option("--chat", "chats", multiple=True, metavar="CHAT_ID", help="Only this chat (repeatable).")
+@account_option
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None, help="Only received (in) or sent (out).")
 @click.option("--limit", type=int, default=10, show_default=True, help="At most this many hits.")
 @click.option("--candidates", type=int, default=None, metavar="N",
               help="vector/hybrid/rrf: the projection first pass keeps N candidates for exact scoring (default: "
                    "max(2000, 1/170 of the scope); rrf: 0); 0 = every message scored exactly. See docs/search.md.")
-@click.option("--json", "as_json", is_flag=True, help="JSON Lines: rank, score, id, chat_id, ts, direction, text.")
-@since_until
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: rank, score, id, chat_id, account, ts, direction, text.")
+@time_range
 @root_option
 @handle_errors
-def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], direction: str | None, limit: int,
-               candidates: int | None, as_json: bool, since: date | None, until: date | None, root: Path) -> None:
+def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], accounts: tuple[str, ...],
+               direction: str | None, limit: int, candidates: int | None, as_json: bool, since: datetime | None,
+               until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Ranked search over message text. Exit 0 found, 1 nothing, 2 error.
 
     Filters apply before ranking. Index days in scope that are stale are rebuilt first (never a stale answer).
@@ -112,13 +115,16 @@ def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], dir
     Example:
       eventlog search "the laptop broke" --since 30d
       eventlog search "ноутбук" --mode bm25 --chat 100007 --json
+      eventlog search "invoice" --account ops
     """
     from ..recall.grep import newest
+    from ..recall.output import local_ts
     from ..search import SearchQuery, search
 
     ensure_root(root)
     res = search(root, SearchQuery(query, mode=mode, weight=weight, chats=chats or None, since=since, until=until,
-                                   direction=direction, limit=limit, candidates=candidates), progress=index_progress(),
+                                   direction=direction, limit=limit, candidates=candidates, accounts=accounts or None),
+                 progress=index_progress(),
                  text_scan=newest)
     for note in res.notes:
         click.echo(f"eventlog: {note}", err=True)
@@ -126,6 +132,6 @@ def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], dir
         if as_json:
             emit_json({**h.as_json(), "mode": res.mode})
         else:
-            click.echo(f"{h.rank:>3} {h.score:7.3f} {h.ts} {h.chat_id} {h.direction or '-':<3} [{h.id}] "
+            click.echo(f"{h.rank:>3} {h.score:7.3f} {local_ts(h.ts, tz)} {h.chat_id} {h.direction or '-':<3} [{h.id}] "
                        f"{h.text.replace(chr(10), ' ')[:200]}")
     sys.exit(0 if res.hits else 1)

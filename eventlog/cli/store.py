@@ -2,20 +2,27 @@
 from __future__ import annotations
 
 import sys
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 import click
 
 from ..store.layout import locations, root_source
-from .common import chat_id_param, emit_json, ensure_root, handle_errors, root_option, since_until
+from .common import account_option, chat_id_param, emit_json, ensure_root, handle_errors, root_option, since_until
 from .main import cli
+from .timeopts import cutoff, first_day_from, time_range
 
 
 @cli.command()
 @root_option
 @handle_errors
 def init(root: Path) -> None:
-    """Create the log root (0700) and its top-level folders; harmless if they exist."""
+    """Create the log root (0700) and its top-level folders; harmless if they exist.
+
+    \b
+    Example:
+      eventlog init --root ~/.openclaw/eventlog
+    """
     from ..store.writer import EventLog
 
     for sub in ("", "raw", "seals", "dlp"):
@@ -33,7 +40,12 @@ def init(root: Path) -> None:
 @handle_errors
 def path(root: Path, as_json: bool) -> None:
     """Print every location in use (root, log files, seals, DLP streams, key, allowlist, Parquet), then every
-    environment variable the package reads, with its current value or "unset" (docs/environment.md)."""
+    environment variable the package reads, with its current value or "unset" (docs/environment.md).
+
+    \b
+    Example:
+      eventlog path --json
+    """
     from ..config import config_path
     from ..envvars import current
 
@@ -142,50 +154,80 @@ def verify(root: Path, chat: str | None, since, until, as_json: bool, quiet: boo
 
 @cli.command()
 @click.option("--chat", default=None, callback=chat_id_param, help="Only this chat id.")
-@click.option("--through", "through", default=None, metavar="DATE",
-              help="Seal day files up to and including this UTC day (default: yesterday).")
+@cutoff("--through", "The same as --until (the older name).")
 @click.option("--json", "as_json", is_flag=True)
 @root_option
 @handle_errors
-def seal(root: Path, chat: str | None, through: str | None, as_json: bool) -> None:
+def seal(root: Path, chat: str | None, until: datetime | None, tz: tzinfo, as_json: bool) -> None:
     """Seal closed day files: record line count, size and last hash under seals/ (done automatically when a later day
-    is written to the same chat)."""
-    from ..store.layout import parse_when
-    from ..store.seal import seal_closed
+    is written to the same chat). --until seals the UTC day files that lie wholly before the end of WHEN (default:
+    up to yesterday, UTC). A file whose hash chain does not verify is not sealed (exit 2, naming file:line): a seal
+    would commit to the damage.
+
+    \b
+    Examples:
+      eventlog seal
+      eventlog seal --until yesterday --tz Europe/Berlin
+      eventlog seal --chat 100007 --json
+    """
+    from datetime import date, timedelta
+
+    from ..store.seal import DAMAGED, seal_closed
     from ..store.writer import EventLog
 
     ensure_root(root)
-    results = seal_closed(EventLog(root), chat, parse_when(through) if through else None)
+    first = first_day_from(until)
+    results = seal_closed(EventLog(root), chat, max(first, date.min + timedelta(days=1)) - timedelta(days=1) if first
+                          else None)
     sealed = 0
+    refused = [outcome[len(DAMAGED):] for _, outcome in results if outcome.startswith(DAMAGED)]
     for rel, outcome in results:
         sealed += outcome == "sealed"
+        if outcome.startswith(DAMAGED) and not as_json:
+            continue
         if as_json:
             emit_json({"type": "seal", "file": rel, "outcome": outcome})
         elif outcome != "already sealed":
             click.echo(f"{rel}: {outcome}")
     if not as_json:
         click.echo(f"{sealed} sealed, {len(results) - sealed} unchanged or skipped", err=True)
+    for where in refused:
+        click.echo(f"eventlog: not sealed: {where} (run `eventlog verify`)", err=True)
+    if refused:
+        sys.exit(2)
 
 
 @cli.command()
-@click.option("--by", type=click.Choice(["channel", "chat", "day"]), default="chat", show_default=True)
+@click.option("--by", type=click.Choice(["channel", "account", "chat", "day"]), default="chat", show_default=True,
+              help="Group by channel, account, chat, or chat and day (the day in the zone: --tz, $EVENTLOG_TZ, config, "
+                   "system).")
 @click.option("--chat", default=None, callback=chat_id_param, help="Only this chat id.")
-@since_until
+@account_option
+@time_range
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines, one row per group.")
 @root_option
 @handle_errors
-def stats(root: Path, by: str, chat: str | None, since, until, as_json: bool) -> None:
-    """Events and bytes per channel, chat or day. Exit 1 if the range holds no events."""
+def stats(root: Path, by: str, chat: str | None, accounts: tuple[str, ...], since: datetime | None,
+          until: datetime | None, tz: tzinfo, as_json: bool) -> None:
+    """Events and bytes per channel, account, chat or day, counting the events in [--since, --until) exactly. Exit 1
+    if the range holds no events.
+
+    \b
+    Examples:
+      eventlog stats --by day --since this-month --tz Europe/Moscow
+      eventlog stats --by account --since 2026-11-01
+      eventlog stats --by chat --json
+    """
     from ..store.stats import stats as run
 
     ensure_root(root)
     total = 0
-    for row in run(root, by, chat, since, until):
+    for row in run(root, by, chat, since, until, tz, list(accounts) or None):
         total += row["events"]
         if as_json:
             emit_json({"type": "stats", **row})
         else:
-            key = "  ".join(str(row[k]) for k in ("channel", "chat_id", "day") if k in row)
+            key = "  ".join(str(row[k]) for k in ("channel", "account", "chat_id", "day") if k in row)
             click.echo(f"{key:<40} {row['events']:>10} events {row['bytes']:>14} bytes")
     if not total:
         sys.exit(1)

@@ -3,6 +3,11 @@
 dlp/alerts.jsonl holds `dlp:alert` events (written by the JS tap and by `eventlog dlp scan --log`), dlp/reviews.jsonl
 holds `dlp:review` events. Nothing is edited in place: an alert's state is computed from the latest review of it, and
 the allowlist (dlp/allowlist.json) is rebuilt from that projection after each review. Shapes: docs/dlp.md.
+
+What is derived from the secret itself — the keyed fingerprint, the masked preview, the keyed head a re-scan merges
+by — is stored inside the alert's `payload`, a content field: store format v2 commits to it by salted hash, so
+`forget` erases it with the chain intact, and no fingerprint of an erased chat is left to test guesses against (the
+key stays in the root, docs/dlp.md). Readers see the fields at the top level as before (`stored` / `shown`).
 """
 from __future__ import annotations
 
@@ -30,6 +35,25 @@ RESOLUTIONS = ("false_positive", "wont_fix", "revoked", "used_in_tests")
 REAL = {"true_positive", "revoked", "wont_fix", "used_in_tests"}  # verdicts that say "this was a real secret"
 STILL_OPEN = {None, "true_positive"}
 SPELLINGS = VERDICTS + tuple(v.replace("_", "-") for v in VERDICTS)
+SECRET_DERIVED = ("fingerprint", "masked", "head")  # kept in `payload`: erasable (the JS tap does the same)
+
+
+def stored(ev: dict[str, Any]) -> dict[str, Any]:
+    """The alert as written: what is derived from the secret moved into `payload`."""
+    sealed = {k: ev[k] for k in SECRET_DERIVED if ev.get(k) is not None}
+    if not sealed:
+        return ev
+    out = {k: v for k, v in ev.items() if k not in SECRET_DERIVED}
+    out["payload"] = {**(ev.get("payload") or {}), **sealed}
+    return out
+
+
+def shown(ev: dict[str, Any]) -> dict[str, Any]:
+    """The alert as read: `payload`'s fields at the top level (alerts written before the move have them there)."""
+    payload = ev.get("payload")
+    if not isinstance(payload, dict) or not any(k in payload for k in SECRET_DERIVED):
+        return ev  # no payload, or an erased one ({"c": …}): nothing derived from the secret is left
+    return {**ev, **{k: payload[k] for k in SECRET_DERIVED if k in payload}}
 
 
 def normalize_verdict(v: Any) -> str | None:
@@ -74,7 +98,7 @@ def iter_stream(root: Path, relpath: str, problems: list[str] | None = None) -> 
                 problems.append(f"{relpath}:{lineno}: not valid JSON")
             continue
         if isinstance(obj, dict):
-            yield obj
+            yield shown(obj)
 
 
 @dataclass
@@ -140,9 +164,10 @@ def project(root: Path, problems: list[str] | None = None) -> list[AlertState]:
 
 def select(states: Iterable[AlertState], state: str | None = None, rule: str | None = None,
            chat: str | None = None, resolution: str | None = None, direction: str | None = None,
-           severity: str | None = None, since: str | None = None, tier: str | None = None) -> list[AlertState]:
+           severity: str | None = None, since: datetime | None = None, tier: str | None = None,
+           until: datetime | None = None) -> list[AlertState]:
     """Alerts matching every given filter. `resolution` takes a resolution or `none` (unresolved), either spelling;
-    `since` is an ISO date or timestamp compared with the event's time (`ts`)."""
+    `since`/`until` are aware instants, [since, until), compared with the event's time (`ts`) as a time."""
     want = None
     if resolution is not None:
         want = "none" if resolution.strip().lower() == "none" else normalize_verdict(resolution)
@@ -153,8 +178,19 @@ def select(states: Iterable[AlertState], state: str | None = None, rule: str | N
             and (want is None or (s.resolution or "none") == want or (want == "true_positive" and s.verdict == want))
             and (direction is None or s.alert.get("direction") == direction)
             and (severity is None or s.alert.get("severity") == severity)
-            and (since is None or str(s.alert.get("ts") or "") >= since)
+            and (since is None and until is None or in_period(s.alert.get("ts"), since, until))
             and (tier is None or (s.alert.get("tier") or "confirmed") == tier)]
+
+
+def in_period(ts: Any, since: datetime | None, until: datetime | None) -> bool:
+    """Whether an RFC 3339 `ts` is in [since, until) (aware instants, either None), compared as a time."""
+    try:
+        t = datetime.fromisoformat(ts.replace("Z", "+00:00")) if isinstance(ts, str) else None
+    except ValueError:
+        t = None
+    if t is None or t.tzinfo is None:
+        return False  # an alert without a readable time is in no period
+    return (since is None or t >= since) and (until is None or t < until)
 
 
 def find(states: list[AlertState], alert_id: str) -> AlertState:
@@ -246,6 +282,6 @@ def append_alerts(root: Path, alerts: list[dict[str, Any]]) -> list[dict[str, An
     from ..store.writer import EventLog
 
     try:
-        return EventLog(root).append_stream(ALERTS, alerts).events
+        return [shown(e) for e in EventLog(root).append_stream(ALERTS, [stored(a) for a in alerts]).events]
     except BadEvent as exc:
         raise EventlogError(f"cannot write alerts: {exc}") from None

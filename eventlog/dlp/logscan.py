@@ -6,15 +6,16 @@ A re-scan streams the log (never loads it whole) in batches of events; plain tex
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Iterator
 
 import orjson
 
 from ..errors import BadEvent
+from ..store.layout import utc_days
 from ..store.reader import OnProblem, iter_events
-from .alerts import ALERTS, append_alerts, iter_stream, make_alert, now_ts
+from .alerts import ALERTS, append_alerts, in_period, iter_stream, make_alert, now_ts
 from .merge import AlertMerger, head_of
 from .engine import Finding, Scanner
 from .keys import load_key
@@ -62,11 +63,12 @@ def _is_html(ev: dict[str, Any]) -> bool:
     return isinstance(payload, dict) and str(payload.get("parse_mode", "")).upper() == "HTML"
 
 
-def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: date | None = None,
-             until: date | None = None, raise_alerts: bool = True,
+def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: datetime | None = None,
+             until: datetime | None = None, raise_alerts: bool = True,
              on_problem: OnProblem | None = None) -> Iterator[LogHit]:
-    """Every finding in the `text` of the stored events. New findings (not already alerted for the same event, rule
-    and span) become `dlp:alert` events with source "scan" and action "none"."""
+    """Every finding in the `text` of the stored events with ts in [since, until) (aware instants; the day files
+    that can hold them are read). New findings (not already alerted for the same event, rule and span) become
+    `dlp:alert` events with source "scan" and action "none"."""
     if raise_alerts:
         # Alerts persist fingerprints: they must come from the root's own key (made now if missing), never from the
         # ephemeral key a scanner opened on a root without one gets — or a re-scan would not recognise its alerts.
@@ -126,7 +128,10 @@ def scan_log(root: Path, scanner: Scanner, *, chat: str | None = None, since: da
         yield from hits
 
     keep = ("id", "ts", "event", "channel", "chat_id", "direction", "message_id", "method")
-    for ev in iter_events(root, chat, since, until, on_problem):
+    timed = since is not None or until is not None
+    for ev in iter_events(root, chat, *utc_days(since, until), on_problem):
+        if timed and not in_period(ev.get("ts"), since, until):
+            continue
         if isinstance(ev.get("text"), str) and ev["text"] and "chat_id" in ev:
             # hold only what an alert needs: a batch of whole events (raw updates included) costs more to keep
             # than to scan

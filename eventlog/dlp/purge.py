@@ -1,6 +1,9 @@
 """The DLP streams' purger for `forget` (registered in ops/erasure.py): alerts in scope (their chat/day, or pointing at
-an erased event) lose any content field; reviews of them lose their note. Masked previews, rules and fingerprints
-stay: they are what an audit needs and never content. Each stream is rewritten under its lock, atomically."""
+an erased event) lose their content fields — `payload` holds the fingerprint, the masked preview and the keyed head
+(alerts.py), so nothing derived from the secret is left to test guesses against; reviews of them lose their note;
+the allowlist is rebuilt without the erased fingerprints. Rule, span, action, chat, times and ids stay: what an audit
+needs. Each stream is rewritten under its lock, atomically. Alerts written before the fingerprint moved into
+`payload` keep theirs (the chain covers it): docs/dlp.md, Erasure."""
 from __future__ import annotations
 
 from datetime import date
@@ -26,6 +29,7 @@ def _in_scope(obj: dict[str, Any], chat: str | None, before: date | None) -> boo
 def _erase(root: Path, scope: ErasedScope, dry_run: bool) -> dict[str, int]:
     alert_ids: set[str] = set()
     counts = {}
+    legacy = 0  # alerts in scope written before the fingerprint moved into `payload`: the chain covers theirs
     for rel, kind in ((ALERTS, "alerts"), (REVIEWS, "reviews")):
         path = root / rel
         n = 0
@@ -45,6 +49,7 @@ def _erase(root: Path, scope: ErasedScope, dry_run: bool) -> dict[str, int]:
                         or (kind == "reviews" and obj.get("alert") in alert_ids))
                     if hit and kind == "alerts" and isinstance(obj.get("id"), str):
                         alert_ids.add(obj["id"])
+                        legacy += obj.get("fingerprint") is not None
                     new = erase_line(line) if hit and live_object(line) is not None else None
                     n += new is not None
                     out.append((new if new is not None else line) + b"\n")
@@ -52,6 +57,8 @@ def _erase(root: Path, scope: ErasedScope, dry_run: bool) -> dict[str, int]:
                     # a new inode: an EventLog's cached tail of the stream no longer matches it
                     replace_file(path, b"".join(out) + data[end:], "forget")
         counts[kind] = n
+    if legacy:
+        counts["legacy_fingerprints"] = legacy
     return counts
 
 
@@ -65,4 +72,10 @@ def plan(root: Path, scope: ErasedScope) -> dict[str, int]:
 
 
 def purge(root: Path, scope: ErasedScope) -> dict[str, int]:
-    return _erase(root, scope, dry_run=False)
+    from .alerts import project, rebuild_allowlist
+    from .keys import allowlist_path
+
+    counts = _erase(root, scope, dry_run=False)
+    if counts["alerts"] and allowlist_path(root).exists():
+        rebuild_allowlist(root, project(root))  # an erased alert's false positive no longer allowlists anything
+    return counts

@@ -75,9 +75,10 @@ NOTE_PROMPT = "note (optional, never the secret itself)"
 
 
 def loop(root: Path, reviewer: str | None, echo: Callable[[str], None], ask: Callable[[str], str],
-         scanner: Scanner | None = None) -> int:
+         scanner: Scanner | None = None, show_ts: Callable[[Any], str] = str) -> int:
     """Walk the unreviewed alerts; each answer records a resolution (GitHub's words) and an optional note. A note in
-    which the scanner finds a secret is refused and asked again. Returns how many reviews were recorded."""
+    which the scanner finds a secret is refused and asked again. Returns how many reviews were recorded. `show_ts`
+    renders a ts (the CLI: in the user's zone)."""
     from ..errors import BadEvent
     from .engine import open_scanner
 
@@ -89,10 +90,10 @@ def loop(root: Path, reviewer: str | None, echo: Callable[[str], None], ask: Cal
     i = done = 0
     while 0 <= i < len(queue):
         a = queue[i]
-        echo(f"\n[{i + 1}/{len(queue)}] {a['id']} {a.get('ts')} {a.get('rule')} ({a.get('severity')}) "
+        echo(f"\n[{i + 1}/{len(queue)}] {a['id']} {show_ts(a.get('ts'))} {a.get('rule')} ({a.get('severity')}) "
              f"{a.get('direction')} chat {a.get('chat_id')} action {a.get('action')}: {a.get('masked')}")
         for m in conversation(root, scanner, a, 2):
-            echo(f"  {'>>' if m['is_alert_event'] else '  '} {m['ts']} {m['direction'] or '?'} {m['text']}")
+            echo(f"  {'>>' if m['is_alert_event'] else '  '} {show_ts(m['ts'])} {m['direction'] or '?'} {m['text']}")
         ans = ask(PROMPT).strip().lower()[:1]
         if ans == "q":
             break

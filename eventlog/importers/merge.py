@@ -26,6 +26,7 @@ import orjson
 
 from ..store.layout import log_files
 from ..store.reader import iter_lines
+from ..store.schema import DEFAULT_ACCOUNT
 
 SENT_WINDOW = 30
 _MESSAGE_UPDATES = {"message", "edited_message", "channel_post", "edited_channel_post", "business_message",
@@ -151,32 +152,33 @@ def _exact(direction: str, digest: bytes, secs: int) -> bytes:
     return direction.encode() + digest + secs.to_bytes(8, "big", signed=True)
 
 
-def load_known(root: Path, chat_id: str, first: int, last: int, shared_ids: bool) -> Known:
-    """Keys of one chat's events on the days an export covers (one day of margin each side: the tap stamps events
-    when it sees them, which can be past midnight of Telegram's own date)."""
+def load_known(root: Path, chat_id: str, first: int, last: int, shared_ids: bool,
+               account: str = DEFAULT_ACCOUNT) -> Known:
+    """Keys of one chat's events — of `account`'s chat of that id — on the days an export covers (one day of margin
+    each side: the tap stamps events when it sees them, which can be past midnight of Telegram's own date)."""
     from datetime import datetime, timezone
 
     since = datetime.fromtimestamp(first, tz=timezone.utc).date() - timedelta(days=1)
     until = datetime.fromtimestamp(last, tz=timezone.utc).date() + timedelta(days=1)
     known = Known(shared_ids)
-    for lf in log_files(root, chat_id, since, until, channel="telegram"):
+    for lf in log_files(root, chat_id, since, until, channel="telegram", accounts={account, DEFAULT_ACCOUNT}):
         for _, line in iter_lines(lf.path, lf.relpath):
             try:
                 ev = orjson.loads(line)
             except orjson.JSONDecodeError:
                 continue  # damage is verify's business; a line we cannot read cannot be a duplicate either
-            if isinstance(ev, dict):
+            if isinstance(ev, dict) and ev.get("account", DEFAULT_ACCOUNT) == account:  # (field: a log not migrated)
                 known.add(ev)
     known.seal()
     return known
 
 
-def bot_ids_in_log(root: Path, chat_ids: Iterable[str]) -> set[int]:
+def bot_ids_in_log(root: Path, chat_ids: Iterable[str], account: str = DEFAULT_ACCOUNT) -> set[int]:
     """Ids the log shows to be this bot's: `my_chat_member` updates (always about the bot itself), replies to a bot in
     a private chat (the only bot there is ours), and the bot's own messages in earlier imports."""
     found: set[int] = set()
     for chat in chat_ids:
-        for lf in log_files(root, chat, channel="telegram"):
+        for lf in log_files(root, chat, channel="telegram", accounts={account, DEFAULT_ACCOUNT}):
             hits = set()
             for _, line in iter_lines(lf.path, lf.relpath):
                 if b'"is_bot":true' not in line:  # most lines are skipped without parsing
@@ -185,7 +187,8 @@ def bot_ids_in_log(root: Path, chat_ids: Iterable[str]) -> set[int]:
                     ev = orjson.loads(line)
                 except orjson.JSONDecodeError:
                     continue
-                hits.update(_bot_ids_of(ev))
+                if isinstance(ev, dict) and ev.get("account", DEFAULT_ACCOUNT) == account:
+                    hits.update(_bot_ids_of(ev))
             found |= hits
             if hits:
                 break  # one day file that names the bot is enough for this chat

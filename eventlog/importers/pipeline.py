@@ -18,6 +18,7 @@ import orjson
 
 from ..errors import EventlogError
 from ..store.layout import day_relpath, parse_relpath
+from ..store.schema import DEFAULT_ACCOUNT, check_account
 from . import merge
 from .jsonstream import BadExport, Walk
 from .telegram_desktop import (BASIC_GROUP_TYPES, CHANNEL_TYPES, CHAT_TYPES, ChatInfo, ChatPlan, bot_api_chat_id,
@@ -186,7 +187,7 @@ def _check_chat(info: ChatInfo) -> None:
 
 
 def plan(chats: list[ChatInfo], top: dict[str, Any], root: Path, bot_id: int | None,
-         chat_ids: tuple[str, ...] = ()) -> tuple[list[ChatPlan], int | None]:
+         chat_ids: tuple[str, ...] = (), account: str = DEFAULT_ACCOUNT) -> tuple[list[ChatPlan], int | None]:
     """Decide, per chat, its Bot API chat id, the bot's peer and whether it is imported."""
     single = len(chats) == 1 and chats[0].section is None
     me = (top.get("personal_information") or {}).get("user_id")
@@ -198,7 +199,7 @@ def plan(chats: list[ChatInfo], top: dict[str, Any], root: Path, bot_id: int | N
                       if c.type in BASIC_GROUP_TYPES | CHANNEL_TYPES]
         if exporter is not None:
             candidates.append(str(exporter))
-        found = merge.bot_ids_in_log(root, candidates)
+        found = merge.bot_ids_in_log(root, candidates, account)  # each account is its own bot
         if len(found) > 1:
             raise EventlogError(f"the log knows several bots ({', '.join(map(str, sorted(found)))}): pass --bot-id")
         bot_id = next(iter(found), None)
@@ -246,23 +247,26 @@ def plan(chats: list[ChatInfo], top: dict[str, Any], root: Path, bot_id: int | N
 
 
 def run_import(root: Path, path: str | os.PathLike[str], *, bot_id: int | None = None, chat_ids: tuple[str, ...] = (),
-               dry_run: bool = False, progress: Progress | None = None, fsync: str = "batch") -> ImportResult:
-
+               dry_run: bool = False, progress: Progress | None = None, fsync: str = "batch",
+               account: str = DEFAULT_ACCOUNT) -> ImportResult:
+    """`account`: the OpenClaw account whose bot the export is a history of — its events land in that account's
+    partition, and duplicates and the bot's id are looked up there (docs/log-format.md, Files)."""
+    check_account(account)
     src = export_file(path)
     try:  # the spool sits beside the log (same disk, never a RAM-backed /tmp), nameless; a dry run writes nothing there
         spool = tempfile.TemporaryFile(dir=None if dry_run else root)
     except OSError:
         spool = tempfile.TemporaryFile()
     with spool:
-        return _import(root, src, spool, bot_id, chat_ids, dry_run, progress, fsync)
+        return _import(root, src, spool, bot_id, chat_ids, dry_run, progress, fsync, account)
 
 
 def _import(root: Path, src: Path, spool: IO[bytes], bot_id: int | None, chat_ids: tuple[str, ...], dry_run: bool,
-            progress: Progress | None, fsync: str) -> ImportResult:
+            progress: Progress | None, fsync: str, account: str) -> ImportResult:
     from ..store.writer import EventLog
 
     chats, top, walk1 = scan(src, progress, spool)
-    plans, bot_id = plan(chats, top, root, bot_id, chat_ids)
+    plans, bot_id = plan(chats, top, root, bot_id, chat_ids, account)
     result = ImportResult(str(src), walk1.sha256, walk1.nbytes, bot_id, dry_run, [ChatOutcome(p) for p in plans])
     if not any(p.skip is None for p in plans):
         return result
@@ -274,7 +278,7 @@ def _import(root: Path, src: Path, spool: IO[bytes], bot_id: int | None, chat_id
         if batch and log is not None:
             log.append_many(batch)
             for ev in batch:
-                touched.add(day_relpath("telegram", ev["chat_id"], ev["ts"]))
+                touched.add(day_relpath("telegram", ev["chat_id"], ev["ts"], account))
         batch.clear()
 
     total = spool.tell()
@@ -289,7 +293,7 @@ def _import(root: Path, src: Path, spool: IO[bytes], bot_id: int | None, chat_id
         if p.skip is None and p.info.first is not None:
             flush()  # events of the previous chat must be on disk before this chat's keys are read
             known = merge.load_known(root, p.chat_id, p.info.first, p.info.last,  # type: ignore[arg-type]
-                                     p.shared_ids)
+                                     p.shared_ids, account)
         for _ in range(n):
             line = next(lines)
             if known is None:
@@ -303,6 +307,8 @@ def _import(root: Path, src: Path, spool: IO[bytes], bot_id: int | None, chat_id
                     continue
             ev = build_event(p, rec, walk1.sha256)
             assert ev is not None
+            if account != DEFAULT_ACCOUNT:
+                ev["account"] = account
             secs = int(rec["date_unixtime"])
             if known.has(ev, secs):
                 outcome.duplicates += 1
@@ -332,7 +338,7 @@ def _seal_touched(log: Any, touched: set[str]) -> None:
         parsed = parse_relpath(rel)
         if rel.endswith(today) or parsed is None:
             continue
-        sealed = sealed_index(log.root, parsed[0], parsed[1]).get(rel)
+        sealed = sealed_index(log.root, parsed.channel, parsed.chat_id, parsed.account).get(rel)
         if sealed is None or sealed["bytes"] != os.path.getsize(log.root / rel):
             pending.append(rel)
     seal_files(log, pending)

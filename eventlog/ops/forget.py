@@ -23,11 +23,12 @@ import orjson
 
 from ..errors import BadEvent, EventlogError
 from ..store.commitment import erase_line, live_ids
-from ..store.erased import ErasedScope
+from ..store.erased import ErasedScope, erasing
 from ..store.fsutil import replace_file
-from ..store.layout import LogFile, log_files, parse_relpath, seal_relpath
+from ..store.layout import LogFile, log_files, parse_relpath
 from ..store.lock import FileLock
 from .erasure import erase_derived, plan_derived
+from .trail import Select, all_ids, concerns, selected_lines, trail_files
 
 _LEFTOVERS = (".torn-", ".forget-", ".migrate-")
 
@@ -41,6 +42,8 @@ class ForgetPlan:
     ids: set[str] = field(default_factory=set)  # their ids
     alerts: int = 0  # DLP alerts in scope with content (rare: alerts carry masked previews)
     reviews: int = 0  # reviews of alerts in scope with content (their notes)
+    queries: int = 0  # the agent's recall:query events about the scope, outside its files (trail.py)
+    select: Select | None = None
 
 
 @dataclass
@@ -50,6 +53,7 @@ class ForgetReport:
     torn_dropped: int = 0
     leftovers: int = 0
     resealed: int = 0
+    queries: int = 0
     reviews: int = 0
     alerts: int = 0
     derived: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -73,6 +77,9 @@ def plan(root: Path, chat: str | None = None, before: date | None = None) -> For
             p.events += 1
             if eid:
                 p.ids.add(eid)
+    p.select = concerns(chat, all_ids(p.files))
+    skip = {lf.relpath for lf in p.files}
+    p.queries = sum(selected_lines(lf, p.select) for lf in trail_files(root, skip))
     planned = plan_derived(root, ErasedScope(chat, before, files=frozenset(lf.relpath for lf in p.files),
                                              event_ids=frozenset(p.ids)))
     p.alerts = sum(c.get("alerts", 0) for c in planned.values())
@@ -80,11 +87,15 @@ def plan(root: Path, chat: str | None = None, before: date | None = None) -> For
     return p
 
 
-def _erase_bytes(data: bytes, rel: str) -> tuple[bytes, int, int]:
-    """(erased file bytes without any torn tail, lines erased, torn bytes dropped)."""
+def _erase_bytes(data: bytes, rel: str, select: Select | None = None) -> tuple[bytes, int, int]:
+    """(erased file bytes without any torn tail, lines erased, torn bytes dropped). With `select`, only the live lines
+    it picks are erased (the agent's trail in the system stream) and a torn tail is left to the writer's repair."""
     end = data.rfind(b"\n") + 1
     out, n = [], 0
     for i, line in enumerate(data[:end].split(b"\n")[:-1], 1):
+        if select is not None and not _picked(line, select):
+            out.append(line + b"\n")
+            continue
         try:
             new = erase_line(line)
         except (BadEvent, orjson.JSONDecodeError, TypeError) as exc:
@@ -93,7 +104,19 @@ def _erase_bytes(data: bytes, rel: str) -> tuple[bytes, int, int]:
             new = None  # a damaged line without content stays as it is (verify reports it)
         n += new is not None
         out.append((new if new is not None else line) + b"\n")
+    if select is not None:
+        return b"".join(out) + data[end:], n, 0
     return b"".join(out), n, len(data) - end
+
+
+def _picked(line: bytes, select: Select) -> bool:
+    if b'"salt":"' not in line:
+        return False
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(obj, dict) and select(obj)
 
 
 def _reseal(log: Any, rel: str) -> bool:
@@ -101,21 +124,22 @@ def _reseal(log: Any, rel: str) -> bool:
     from ..store.seal import measure, seal_record, sealed_index
 
     parsed = parse_relpath(rel)
-    sealed = sealed_index(log.root, parsed[0], parsed[1]).get(rel) if parsed else None
+    sealed = sealed_index(log.root, parsed.channel, parsed.chat_id, parsed.account).get(rel) if parsed else None
     if sealed is None or parsed is None:
         return False
     lines, size, last, _ = measure(log.root / rel)
     if not lines or (sealed["bytes"] == size and sealed["lines"] == lines and sealed["last"] == last):
         return False
-    log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])
+    log.append_stream(parsed.seal, [seal_record(rel, lines, size, last)])
     return True
 
 
-def _erase_file(log: Any, lf: LogFile, report: ForgetReport) -> bool:
-    """Erase one day file in place (atomically, under its lock). True if its bytes changed."""
+def _erase_file(log: Any, lf: LogFile, report: ForgetReport, select: Select | None = None) -> bool:
+    """Erase one day file in place (atomically, under its lock), or with `select` only the lines it picks. True if
+    its bytes changed."""
     changed = False
     with FileLock(f"{lf.path}.lock"):
-        for leftover in lf.path.parent.iterdir():
+        for leftover in lf.path.parent.iterdir() if select is None else ():
             if leftover.name.startswith(lf.path.name) and any(t in leftover.name for t in _LEFTOVERS):
                 leftover.unlink(missing_ok=True)  # moved-aside torn tails and killed runs' temporaries hold content
                 report.leftovers += 1
@@ -123,11 +147,12 @@ def _erase_file(log: Any, lf: LogFile, report: ForgetReport) -> bool:
             data = lf.path.read_bytes()
         except FileNotFoundError:
             return False
-        new, n, torn = _erase_bytes(data, lf.relpath)
+        new, n, torn = _erase_bytes(data, lf.relpath, select)
         if n or torn:
             replace_file(lf.path, new, "forget")
             log._tails.pop(lf.relpath, None)
             report.files += 1
+            report.queries += n if select is not None else 0
             report.torn_dropped += torn
             changed = True
         if _reseal(log, lf.relpath):  # also finishes a run killed between the rename and the reseal
@@ -156,7 +181,7 @@ def forget(root: Path, *, chat: str | None = None, before: date | None = None, r
     p = plan(root, chat, before)  # refuses before touching anything if v1 content is in scope
     log = EventLog(root)
     report = ForgetReport(events=p.events, alerts=p.alerts, reviews=p.reviews)
-    if p.events or p.alerts or p.reviews:
+    if p.events or p.alerts or p.reviews or p.queries:
         # Recorded first, with the planned counts: a run killed half-way has still left its record, and the run that
         # finishes the job records what was left.
         report.event = log.append({
@@ -164,14 +189,26 @@ def forget(root: Path, *, chat: str | None = None, before: date | None = None, r
             "note": reason, "from": {"operator": by or operator()},
             "scope": {"chat": chat, "before": before.isoformat() if before else None},
             "files": len(p.files), "events": p.events, "alerts": p.alerts, "reviews": p.reviews,
+            "queries": p.queries,
         })
+    with erasing(root):  # no derived build publishes meanwhile; one that read the log before does not publish after
+        report.derived = _erase_all(root, log, p, report, progress)
+    checkpoint(log)
+    return report
+
+
+def _erase_all(root: Path, log: Any, p: ForgetPlan, report: ForgetReport,
+               progress: Callable[[str], None] | None) -> dict[str, dict[str, int]]:
     changed: set[str] = set()
     for lf in p.files:
         if progress:
             progress(lf.relpath)
         if _erase_file(log, lf, report):
             changed.add(lf.relpath)
-    report.derived = erase_derived(root, ErasedScope(chat, before, frozenset(changed),
-                                                     frozenset(lf.relpath for lf in p.files), frozenset(p.ids)))
-    checkpoint(log)
-    return report
+    if p.queries:
+        # the log:erased event just written is on the system stream too: selected lines only, never it
+        for lf in trail_files(root, {lf.relpath for lf in p.files}):
+            if _erase_file(log, lf, report, p.select):
+                changed.add(lf.relpath)
+    return erase_derived(root, ErasedScope(p.chat, p.before, frozenset(changed),
+                                           frozenset(lf.relpath for lf in p.files), frozenset(p.ids)))

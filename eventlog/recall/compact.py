@@ -26,8 +26,8 @@ from typing import Any, Callable
 import orjson
 
 from ..errors import EventlogError
-from ..store import schema
-from ..store.fsutil import replace_file
+from ..store import erased, schema
+from ..store.fsutil import replace_file, unlink_older
 from ..store.layout import log_files
 from . import freshness
 
@@ -177,7 +177,7 @@ def _reencode(row: dict[str, Any]) -> bytes:
 @dataclass
 class UnitResult:
     unit: str
-    action: str  # built | rebuilt | fresh | empty
+    action: str  # built | rebuilt | fresh | empty | dropped (a forget changed its sources while it was built)
     rows: int = 0
     files: int = 0
     skipped_lines: int = 0
@@ -223,7 +223,29 @@ def compact(root: Path, before: date | None = None, rebuild: bool = False,
         results.append(res)
     if progress:
         progress(len(months), len(months), "")
+    collect_garbage(root)
     return results
+
+
+def collect_garbage(root: Path, min_age_s: float = 60.0) -> int:
+    """Delete the Parquet and vocabulary files no unit record names, and killed builds' temporaries — on every run,
+    also when nothing was rebuilt (left behind by a kill or a race, they may hold what a forget erased). Files younger
+    than `min_age_s` are left alone: a build in another process may be about to name them."""
+    d = root / PARQUET_DIR
+    try:
+        entries = list(os.scandir(d))
+    except FileNotFoundError:
+        return 0
+    named = set()
+    for e in entries:  # every record, usable or not (an older version's Parquet is left for `compact` to replace)
+        if e.name.endswith(".json"):
+            try:
+                named.add(Path(str(orjson.loads(Path(e.path).read_bytes())["parquet"])).stem)
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+    return unlink_older((e for e in entries if (e.name.startswith(".") and e.name.endswith(".tmp"))
+                         or (e.name.endswith((".parquet", ".vocab")) and not e.name.startswith(".")
+                             and e.name.rsplit(".", 1)[0] not in named)), min_age_s)
 
 
 def _build(root: Path, name: str, files: list[tuple[str, Path]]) -> UnitResult:
@@ -232,6 +254,7 @@ def _build(root: Path, name: str, files: list[tuple[str, Path]]) -> UnitResult:
 
     d = root / PARQUET_DIR
     d.mkdir(mode=0o700, exist_ok=True)
+    read_at = erased.generation(root)  # before anything is read: checked at the publish step
     gen = schema.new_id()
     final = d / f"{name}.{gen}.parquet"
     tmp = d / f".{name}.{gen}.parquet.tmp"
@@ -295,17 +318,35 @@ def _build(root: Path, name: str, files: list[tuple[str, Path]]) -> UnitResult:
         os.fsync(fd)  # durable before it is published: a crash must not leave a record pointing at unwritten blocks
     finally:
         os.close(fd)
-    replace_file(final.with_suffix(".vocab"), "\n".join(sorted(vocab)).encode())
-    os.rename(tmp, final)
-    record = {"v": UNIT_VERSION, "unit": name, "parquet": final.name, "parquet_bytes": final.stat().st_size,
-              "rows": rows, "sha256": digest.hexdigest(), "skipped_lines": skipped,
-              "created": schema.normalize_ts(datetime.now(timezone.utc).isoformat()), "sources": sources}
-    # atomic publish: queries see the old unit or the new one, never half
-    replace_file(d / f"{name}.json", orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
+    with erased.publishing(root, f"parquet/{name}", read_at, lambda: _sources_unchanged(root, sources)) as ok:
+        if not ok:
+            tmp.unlink(missing_ok=True)
+            return UnitResult(name, "dropped", 0, len(files), skipped)
+        replace_file(final.with_suffix(".vocab"), "\n".join(sorted(vocab)).encode())
+        os.rename(tmp, final)
+        record = {"v": UNIT_VERSION, "unit": name, "parquet": final.name, "parquet_bytes": final.stat().st_size,
+                  "rows": rows, "sha256": digest.hexdigest(), "skipped_lines": skipped,
+                  "created": schema.normalize_ts(datetime.now(timezone.utc).isoformat()), "sources": sources}
+        # atomic publish: queries see the old unit or the new one, never half
+        replace_file(d / f"{name}.json", orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
     for old in list(d.glob(f"{name}.*.parquet")) + list(d.glob(f"{name}.*.vocab")):
         if old.stem != final.stem:
             old.unlink(missing_ok=True)
     return UnitResult(name, "built", rows, len(files), skipped)
+
+
+def _sources_unchanged(root: Path, sources: dict[str, list[Any]]) -> bool:
+    """Each source day file still begins with the bytes the unit was built from (an append keeps them; a forget
+    does not)."""
+    for rel, (size, _, _, sha) in sources.items():
+        try:
+            with open(root / rel, "rb") as f:
+                data = f.read(size)
+        except FileNotFoundError:
+            return False
+        if hashlib.sha256(data).hexdigest() != sha:
+            return False
+    return True
 
 
 def unit_vocabulary(parquet: Path) -> list[str] | None:

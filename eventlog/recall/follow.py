@@ -5,6 +5,9 @@ Following is event-driven (watchdog → inotify on Linux), never a polling loop:
 which reads from its last offset to the last complete line. A partial line (a writer mid-write, or a torn tail) is left
 for later and never emitted; a repair that truncates it does not disturb the offset. When a directory appears (a new
 chat, month or year) it is scanned at once, because a file created inside it can beat the watch on it.
+A file replaced under the follower (`forget` rewrites a day file atomically: same lines, other bytes) is recognised by
+its inode and re-read up to the last event already shown — found by its id, which an erasure keeps — so nothing is
+shown twice and what was appended after it still is.
 """
 from __future__ import annotations
 
@@ -31,14 +34,16 @@ class Emitted:
     event: dict[str, Any]
 
 
-def last_events(root: Path, n: int, chats: Iterable[str] | None = None) -> list[Emitted]:
-    """The last `n` events by time (ts, then id) of the chats in scope, reading only the newest day files needed."""
+def last_events(root: Path, n: int, chats: Iterable[str] | None = None, until: Any = None) -> list[Emitted]:
+    """The last `n` events by time (ts, then id) of the chats in scope, reading only the newest day files needed;
+    with `until` (aware datetime) the last ones before it."""
     if n <= 0:
         return []
-    by_day = _files_by_day(root, chats)
+    by_day = _files_by_day(root, chats, until=until)
+    keep = _before(until)
     out: list[Emitted] = []
     for day in sorted(by_day, reverse=True):
-        out.extend(_day_events(by_day[day]))
+        out.extend(e for e in _day_events(by_day[day]) if keep(e))
         if len(out) >= n:  # every earlier day holds only earlier events (files are per UTC day of ts)
             break
     out.sort(key=_order)
@@ -55,6 +60,8 @@ class Follower:
         self.on_event = on_event
         self.offsets: dict[str, int] = {}
         self.lines: dict[str, int] = {}
+        self.inodes: dict[str, int] = {}
+        self.last_ids: dict[str, str | None] = {}  # id of the last event before the offset (None: none, or no id)
         self._wake: "queue.Queue[str | None]" = queue.Queue()
         self._observer: Any = None
 
@@ -75,13 +82,10 @@ class Follower:
         from watchdog.observers import Observer
 
         for lf in log_files(self.root, chat=list(self.chats) if self.chats else None):
-            if offsets and lf.relpath in offsets:
-                self.offsets[lf.relpath] = offsets[lf.relpath]
-                self.lines[lf.relpath] = -1
+            try:
+                self._mark(lf.path, lf.relpath, offsets.get(lf.relpath) if offsets else None)
+            except FileNotFoundError:
                 continue
-            size = os.stat(lf.path).st_size
-            self.offsets[lf.relpath] = self._complete_end(lf.path, size)
-            self.lines[lf.relpath] = -1  # unknown until needed: counted lazily on first read
         # watchdog's inotify emitter warns "Callback with id … already exists" (a RuntimeWarning on stderr) for every
         # directory it re-adds when a recursive watch sees a new subdirectory: harmless for us (we rescan new
         # directories ourselves), and 90 KB of noise for 60 chats.
@@ -102,6 +106,38 @@ class Follower:
             self._observer.stop()
             self._observer.join(timeout=5)
         self._wake.put(None)
+
+    def _mark(self, path: Path, rel: str, offset: int | None) -> None:
+        """Where following starts in one file (its last complete line, or `offset`), with the file's inode and the id
+        of the event just before: one short read from the end."""
+        from ..store.growing import read_last_line
+
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            st = os.fstat(fd)
+            last, end = read_last_line(fd, st.st_size if offset is None else min(offset, st.st_size))
+        finally:
+            os.close(fd)
+        self.offsets[rel] = end if offset is None else offset
+        self.lines[rel] = -1  # unknown until needed: counted lazily on first read
+        self.inodes[rel] = st.st_ino
+        self.last_ids[rel] = _id_of(last)
+
+    def _resync(self, rel: str, data: bytes) -> int:
+        """The offset in a replaced file just after the last event already shown (by id); its line count too."""
+        want = self.last_ids.get(rel)
+        if want is None and self.offsets.get(rel, 0) == 0:
+            self.lines[rel] = 0
+            return 0
+        pos, num = 0, 0
+        while (nl := data.find(b"\n", pos)) >= 0:
+            num += 1
+            if want is not None and _id_of(data[pos:nl]) == want:
+                self.lines[rel] = num
+                return nl + 1
+            pos = nl + 1
+        self.lines[rel] = num  # the event is not there any more: show only what comes after the file as it is now
+        return pos
 
     @staticmethod
     def _complete_end(path: Path, size: int) -> int:
@@ -135,8 +171,14 @@ class Follower:
         start = self.offsets.get(rel, 0)
         try:
             with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if size < start:  # truncated (a torn tail was moved aside): resume at what is left
+                st = os.fstat(f.fileno())
+                size = st.st_size
+                if self.inodes.setdefault(rel, st.st_ino) != st.st_ino:  # rewritten under us (a forget)
+                    self.inodes[rel] = st.st_ino
+                    whole = f.read(size)
+                    start = self._resync(rel, whole)
+                    self.offsets[rel] = start
+                elif size < start:  # truncated (a torn tail was moved aside): resume at what is left
                     start = self._complete_end(Path(path), size)
                     self.offsets[rel] = start
                     return
@@ -158,6 +200,8 @@ class Follower:
             except orjson.JSONDecodeError:
                 continue
             if isinstance(ev, dict):
+                eid = ev.get("id")
+                self.last_ids[rel] = eid if isinstance(eid, str) else None
                 self.on_event(Emitted(rel, num, ev))
         self.lines[rel] = num
         self.offsets[rel] = start + end
@@ -184,6 +228,17 @@ class Follower:
                 self._read(path)
 
 
+def _id_of(line: bytes | None) -> str | None:
+    if not line:
+        return None
+    try:
+        ev = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    eid = ev.get("id") if isinstance(ev, dict) else None
+    return eid if isinstance(eid, str) else None
+
+
 class _Handler:
     """watchdog handler: only pushes paths onto the queue (the reading happens on the caller's thread)."""
 
@@ -206,22 +261,39 @@ class _Handler:
 
 # -- catching up: --since and named cursors ------------------------------------------------------------------------
 
-def events_since(root: Path, since: Any, chats: Iterable[str] | None = None) -> Iterator[Emitted]:
-    """Every event with ts ≥ `since` (aware datetime), in time order (ts, then id), one UTC day in memory at a time."""
-    from .when import iso, utc_days
+def events_since(root: Path, since: Any, chats: Iterable[str] | None = None, until: Any = None) -> Iterator[Emitted]:
+    """Every event with `since` ≤ ts < `until` (aware datetimes; `until` optional), in time order (ts, then id), one
+    UTC day in memory at a time."""
+    from .when import iso
 
     lo = iso(since)
-    first, _ = utc_days(since, None)
-    by_day = _files_by_day(root, chats, since=first)
+    keep = _before(until)
+    by_day = _files_by_day(root, chats, since, until)
     for day in sorted(by_day):
-        out = [e for e in _day_events(by_day[day]) if isinstance(e.event.get("ts"), str) and e.event["ts"] >= lo]
+        out = [e for e in _day_events(by_day[day])
+               if isinstance(e.event.get("ts"), str) and e.event["ts"] >= lo and keep(e)]
         out.sort(key=_order)
         yield from out
 
 
-def _files_by_day(root: Path, chats: Iterable[str] | None, since: Any = None) -> dict[Any, list[Any]]:
+def _before(until: Any) -> Callable[[Emitted], bool]:
+    """Whether an event's ts is before `until` (always, without one); ts text compares as time (RFC 3339 UTC, ms)."""
+    from .when import iso
+
+    if until is None:
+        return lambda e: True
+    hi = iso(until)
+    return lambda e: isinstance(ts := e.event.get("ts"), str) and ts < hi
+
+
+def _files_by_day(root: Path, chats: Iterable[str] | None, since: Any = None, until: Any = None
+                  ) -> dict[Any, list[Any]]:
+    """The day files in scope by UTC day; `since`/`until` aware instants pruning the days."""
+    from .when import utc_days
+
+    first, last = utc_days(since, until)
     by_day: dict[Any, list[Any]] = {}
-    for lf in log_files(root, chat=list(chats) if chats else None, since=since):
+    for lf in log_files(root, chat=list(chats) if chats else None, since=first, until=last):
         by_day.setdefault(lf.day, []).append(lf)
     return by_day
 

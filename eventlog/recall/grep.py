@@ -22,14 +22,15 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from datetime import date
+from datetime import datetime
 from typing import Any, Callable, Generator, Iterable, Iterator
 
 import orjson
 
-from ..store.layout import RAW, log_files
+from ..store.layout import RAW, log_files, parse_relpath
+from ..store.schema import DEFAULT_ACCOUNT
 from .textmatch import (DEFAULT_FUZZY_SCORE, ODD_UPPER, GrepError, GrepQuery, Matcher, RegexGuard,  # noqa: F401
-                        day_bounds, fold_class, json_escape, prefilter_regex, required_literal)
+                        fold_class, json_escape, prefilter_regex, required_literal)
 from ..store.render import MESSAGE_EVENTS, sent_by  # noqa: F401 (MESSAGE_EVENTS: grep's public name)
 from .when import utc_days
 
@@ -106,6 +107,8 @@ def is_candidate(ev: Any, q: GrepQuery) -> bool:
         return False
     if q.direction and ev.get("direction") != q.direction:
         return False
+    if q.accounts and ev.get("account", DEFAULT_ACCOUNT) not in q.accounts:
+        return False  # also a line of a log not yet migrated (another account's, in the default account's file)
     if q.sender and not sent_by(ev, q.sender):
         return False
     if q.since or q.until:
@@ -119,10 +122,13 @@ def is_candidate(ev: Any, q: GrepQuery) -> bool:
 # -- the search --------------------------------------------------------------------------------------------------------
 
 def _scope_paths(root: Path, q: GrepQuery) -> list[str]:
-    if not q.chats and not q.since and not q.until:
+    if not q.chats and not q.since and not q.until and not q.accounts:
         return [str(root / RAW)] if (root / RAW).is_dir() else []  # let rg walk it: no 73k-name argument list
     first, last = utc_days(q.since, q.until)
-    return [str(lf.path) for lf in log_files(root, chat=list(q.chats) if q.chats else None, since=first, until=last)]
+    # the default account's files may still hold other accounts' lines (before `eventlog migrate`): is_candidate decides
+    accounts = None if q.accounts is None else {*q.accounts, DEFAULT_ACCOUNT}
+    return [str(lf.path) for lf in log_files(root, chat=list(q.chats) if q.chats else None, since=first, until=last,
+                                             accounts=accounts)]
 
 
 def _full_scan(root: Path, q: GrepQuery, paths: list[str]) -> Iterator[tuple[str, int, bytes]]:
@@ -186,23 +192,26 @@ def count(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = N
 
 
 def count_by_chat(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None,
-                  max_per_chat: int | None = None) -> dict[tuple[str, str], int]:
-    """(channel, chat_id) → matching messages (at most `max_per_chat` each, like `-m`), sorted."""
-    out: dict[tuple[str, str], int] = {}
+                  max_per_chat: int | None = None) -> dict[tuple[str, str, str], int]:
+    """(channel, account, chat_id) → matching messages (at most `max_per_chat` each, like `-m`), sorted as the
+    layout lists them (the default account first)."""
+    out: dict[tuple[str, str, str], int] = {}
     for rel, _, _ in _matches(root, q, on_problem):
-        parts = rel.split("/")
-        key = (parts[1], parts[3])
+        p = parse_relpath(rel)
+        if p is None:
+            continue
+        key = (p.channel, p.account, p.chat_id)
         out[key] = out.get(key, 0) + 1
     if max_per_chat is not None:
         out = {k: min(v, max_per_chat) for k, v in out.items()}
-    return dict(sorted(out.items()))
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1] != DEFAULT_ACCOUNT, kv[0][1], kv[0][2])))
 
 
 def limit_per_chat(hits: Iterable[Hit], m: int | None) -> Iterator[Hit]:
     """At most `m` matches per chat (`-m`; hits come chat by chat)."""
     seen: dict[str, int] = {}
     for h in hits:
-        chat = h.relpath.split("/")[3]
+        chat = h.relpath.rsplit("/", 3)[0]  # the partition's directory: (channel, account, chat)
         if m is not None and seen.get(chat, 0) >= m:
             continue
         seen[chat] = seen.get(chat, 0) + 1
@@ -300,23 +309,25 @@ def with_context(root: Path, hits: Iterable[Hit], n: int, q: GrepQuery, after: i
 
 
 def newest(root: Path, text: str, *, fuzzy: bool = False, chats: tuple[str, ...] | None = None,
-           since: date | None = None, until: date | None = None, direction: str | None = None, limit: int = 10
-           ) -> list[dict[str, Any]]:
+           since: datetime | None = None, until: datetime | None = None, direction: str | None = None,
+           limit: int = 10, accounts: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """The `limit` newest messages containing all of `text`'s words (case-insensitive), or with every word matched by
     a similar word (`fuzzy`: rapidfuzz ratio ≥ 80) — `eventlog search --mode text|fuzzy`, which has no relevance. The
     search package takes this as its text scan (search → recall is not an arrow; the CLI hands it over). since and
-    until are UTC days (until inclusive), as the search index counts them."""
+    until are exact instants, [since, until), as SearchQuery's."""
     import heapq
 
-    lo, hi = day_bounds(since, until)
+    lo, hi = since, until
     words = text.split()
     if not fuzzy:
         pattern = max(words, key=len)
-        gq = GrepQuery(pattern, mode="literal", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction)
+        gq = GrepQuery(pattern, mode="literal", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction,
+                       accounts=accounts)
         rest = [w.casefold() for w in words if w != pattern]
         events: Iterable[dict[str, Any]] = (h.event for h in search(root, gq)
                                             if all(w in h.event["text"].casefold() for w in rest))
     else:
-        gq = GrepQuery(text, mode="fuzzy", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction)
+        gq = GrepQuery(text, mode="fuzzy", ignore_case=True, chats=chats, since=lo, until=hi, direction=direction,
+                       accounts=accounts)
         events = (h.event for h in search(root, gq))
     return heapq.nlargest(limit, events, key=lambda ev: str(ev.get("ts")))  # memory: `limit` events, not all hits

@@ -11,18 +11,25 @@ from ..store.fsutil import atomic_writer
 
 
 @contextmanager
-def atomic_output(path: str | os.PathLike[str], root: Path) -> Iterator[BinaryIO]:
+def atomic_output(path: str | os.PathLike[str], root: Path | None) -> Iterator[BinaryIO]:
     """Write `path` all at once: a private (0600) temporary file beside it, renamed over it only when the writer
     finished; on any error the target is untouched. A path inside the log root is refused (it could replace a log
-    file or land where queries read)."""
+    file or land where queries read). A path that exists and is not a regular file (/dev/stdout, /dev/null, a FIFO,
+    bash's `>(gzip > x.gz)`) is written in place: renaming a temporary over it would replace the device or pipe
+    with a plain file."""
     target = Path(path).expanduser().absolute()
-    real_root = root.resolve()
-    real_target = target.parent.resolve() / target.name
-    if real_target == real_root or real_root in real_target.parents:
-        raise EventlogError(f"-o {path}: inside the log root {root}; write it elsewhere")
+    if root is not None:
+        real_root = root.resolve()
+        real_target = target.parent.resolve() / target.name
+        if real_target == real_root or real_root in real_target.parents:
+            raise EventlogError(f"-o {path}: inside the log root {root}; write it elsewhere")
     if target.is_dir():
         raise EventlogError(f"-o {path}: is a directory")
-    with atomic_writer(real_target, "output") as f:
+    if target.exists() and not target.is_file():
+        with open(target, "wb") as f:
+            yield f
+        return
+    with atomic_writer(target.parent.resolve() / target.name, "output") as f:
         yield f
 
 
@@ -32,6 +39,8 @@ def _cell(value: Any) -> Any:
     from decimal import Decimal
 
     if isinstance(value, _dt.datetime):
+        if value.tzinfo is not None:  # a TIMESTAMPTZ comes back in the session's zone: the log's format is UTC
+            value = value.astimezone(_dt.timezone.utc)
         return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
     if isinstance(value, (_dt.date, _dt.time)):
         return value.isoformat()
@@ -57,6 +66,8 @@ def local_ts(value: Any, tz: Any) -> str:
             value = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return value
+    if not isinstance(value, _dt.datetime):
+        return "?" if value is None else str(value)  # an event without a usable ts is shown, not dropped
     if value.tzinfo is None:
         value = value.replace(tzinfo=_dt.timezone.utc)
     try:

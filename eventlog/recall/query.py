@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..errors import EventlogError
 from .planner import Scope, Sources, plan, scope_from  # noqa: F401  (the public query API)
 from .views import _lines_sql, view_sql
-from .when import iso
+from .when import duckdb_name, iso
 
 if TYPE_CHECKING:  # duckdb costs ~0.35 s to import: only commands that query pay it
     import duckdb
@@ -47,7 +47,13 @@ def connect(scope: Scope, src: Sources | None = None,
 
     src = src if src is not None else plan(scope)
     con = duckdb.connect(":memory:", config={"threads": max(1, os.cpu_count() or 1)})
-    con.execute("SET TimeZone = 'UTC'")
+    # The session's zone is the user's: the views' `day`, now(), current_date and TIMESTAMPTZ values are local time
+    # (ts itself stays a UTC TIMESTAMP, as in the log). A zone DuckDB has no name for stays UTC.
+    zone = (duckdb_name(scope.tz) if scope.tz is not None else None) or "UTC"
+    try:
+        con.execute("SET TimeZone = $z", {"z": zone})
+    except duckdb.Error:
+        raise QueryError(f"DuckDB does not know the time zone {zone!r}: give --tz with another name for it") from None
     con.execute("SET enable_progress_bar = false")  # DuckDB draws it on stdout, into the result
     if memory_limit is not None:
         try:
@@ -57,6 +63,8 @@ def connect(scope: Scope, src: Sources | None = None,
     variables: dict[str, Any] = {"el_jsonl": src.jsonl, "el_parquet": src.parquet, "el_excluded": src.excluded}
     if scope.chats:
         variables["el_chats"] = list(scope.chats)
+    if scope.accounts:
+        variables["el_accounts"] = list(scope.accounts)
     if scope.since:
         variables["el_since"] = _naive_utc(scope.since)
         variables["el_since_s"] = iso(scope.since)
@@ -220,6 +228,8 @@ def explain_text(scope: Scope, src: Sources) -> str:
         lines.append("-- units with changed files (run `eventlog compact`): " + ", ".join(src.stale))
     if scope.chats:
         lines.append("-- el_chats = " + ", ".join(scope.chats))
+    if scope.accounts:
+        lines.append("-- el_accounts = " + ", ".join(scope.accounts))
     if scope.since:
         lines.append(f"-- el_since = {iso(scope.since)} (inclusive)")
     if scope.until:

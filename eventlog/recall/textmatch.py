@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
@@ -34,20 +34,11 @@ class GrepQuery:
     direction: str | None = None
     word: bool = False  # -w: only matches with no word character on either side
     invert: bool = False  # -v: messages that do not match
+    accounts: tuple[str, ...] | None = None  # OpenClaw accounts (None: all); "default" is the event without one
 
     def ts_bounds(self) -> tuple[str | None, str | None]:
         """The bounds as the log writes ts (RFC 3339 UTC, ms): string order is time order."""
         return (iso(self.since) if self.since else None, iso(self.until) if self.until else None)
-
-
-def day_bounds(since: date | None, until: date | None) -> tuple[datetime | None, datetime | None]:
-    """GrepQuery's bounds for callers that think in UTC days (the search index, the agent tool): `since` a day is its
-    first instant, `until` a day is inclusive (the next day's first instant, exclusive); a datetime is kept as is."""
-    if isinstance(since, date) and not isinstance(since, datetime):
-        since = datetime(since.year, since.month, since.day, tzinfo=timezone.utc)
-    if isinstance(until, date) and not isinstance(until, datetime):
-        until = datetime(until.year, until.month, until.day, tzinfo=timezone.utc) + timedelta(days=1)
-    return since, until
 
 
 # -- case folding: the exact set of characters Python's re.IGNORECASE treats as equal to one character ----------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .planner import Scope, Sources
-from ..store.render import SENDER_SQL
+from ..store import render
 
 # The `events` schema: (column, DuckDB type as read from JSONL). JSON-typed columns keep nested objects verbatim.
 EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -20,6 +20,12 @@ EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("text", "VARCHAR"), ("method", "VARCHAR"), ("payload", "JSON"), ("outcome", "JSON"), ("dlp", "JSON"),
     ("raw", "JSON"), ("prev", "VARCHAR"),
 )
+# Top-level fields of imported history (docs/import.md, "Fields"): read from JSONL like the others, and from the
+# Parquet `extra` column (compaction keeps fields outside EVENT_COLUMNS there).
+HISTORY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "VARCHAR"), ("chat_type", "VARCHAR"), ("reply_to_message_id", "BIGINT"), ("edited_ts", "TIMESTAMP"),
+    ("media", "JSON"), ("forward", "JSON"), ("title", "JSON"), ("action", "VARCHAR"),
+)
 # The DLP streams' fields (docs/dlp.md), read with the same explicit-schema reader as the log.
 _COMMON = (("v", "INTEGER"), ("id", "VARCHAR"), ("ts", "TIMESTAMP"), ("event", "VARCHAR"), ("channel", "VARCHAR"),
            ("chat_id", "VARCHAR"))
@@ -28,7 +34,8 @@ DLP_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("account", "VARCHAR"), ("direction", "VARCHAR"), ("rule", "VARCHAR"), ("severity", "VARCHAR"),
         ("action", "VARCHAR"), ("fingerprint", "VARCHAR"), ("masked", "VARCHAR"), ("start", "BIGINT"),
         ("end", "BIGINT"), ("field", "VARCHAR"), ("method", "VARCHAR"), ("log_event", "VARCHAR"),
-        ("message_id", "BIGINT"), ("source", "VARCHAR"), ("rules_version", "VARCHAR"), ("prev", "VARCHAR")),
+        ("message_id", "BIGINT"), ("source", "VARCHAR"), ("rules_version", "VARCHAR"), ("payload", "JSON"),
+        ("prev", "VARCHAR")),
     "dlp_reviews": _COMMON + (
         ("alert", "VARCHAR"), ("verdict", "VARCHAR"), ("note", "VARCHAR"), ("reviewer", "VARCHAR"),
         ("prev", "VARCHAR")),
@@ -46,6 +53,8 @@ def _bounds_where(scope: Scope, ts_expr: str, suffix: str = "") -> str:
     parts = []
     if scope.chats:
         parts.append("list_contains(getvariable('el_chats'), chat_id)")
+    if scope.accounts:
+        parts.append("list_contains(getvariable('el_accounts'), coalesce(account, 'default'))")
     if scope.since:
         parts.append(f"{ts_expr} >= getvariable('el_since{suffix}')")
     if scope.until:
@@ -55,6 +64,13 @@ def _bounds_where(scope: Scope, ts_expr: str, suffix: str = "") -> str:
 
 def _struct_json(columns: tuple[tuple[str, str], ...] = EVENT_COLUMNS) -> str:
     return "{" + ",".join(f'"{c}":"{t}"' for c, t in columns) + "}"
+
+
+def _extra(c: str, t: str) -> str:
+    """A history column of the Parquet half, from `extra`."""
+    if t == "JSON":
+        return f"json_extract(extra, '$.{c}') AS {q(c)}"
+    return f"TRY_CAST(json_extract_string(extra, '$.{c}') AS {t}) AS {q(c)}"
 
 
 def _lines_sql(root: Path, var: str = "el_jsonl") -> str:
@@ -67,30 +83,104 @@ def _lines_sql(root: Path, var: str = "el_jsonl") -> str:
 
 
 # The message a message replies to: inbound from the update (`reply_to_message`), outbound from the payload
-# (`reply_to_message_id`, or Bot API 7's `reply_parameters`). An erased `raw`/`payload` ({"c": …}) yields NULL.
+# (`reply_to_message_id`, or Bot API 7's `reply_parameters`), imported from the top-level field. An erased
+# `raw`/`payload` ({"c": …}) yields NULL.
 _REPLY_TO = ("coalesce(TRY_CAST(raw->'message'->'reply_to_message'->>'message_id' AS BIGINT), "
              "TRY_CAST(raw->'edited_message'->'reply_to_message'->>'message_id' AS BIGINT), "
              "TRY_CAST(payload->>'reply_to_message_id' AS BIGINT), "
-             "TRY_CAST(payload->'reply_parameters'->>'message_id' AS BIGINT))")
+             "TRY_CAST(payload->'reply_parameters'->>'message_id' AS BIGINT), reply_to_message_id)")
 IS_EDIT = ("coalesce(update_type IN ('edited_message', 'edited_channel_post') "
             "OR method IN ('editMessageText', 'editMessageCaption'), false)")
 # The Telegram chat object of an inbound update, whichever kind of update it is.
 _CHAT_OBJ = ("coalesce(raw->'message'->'chat', raw->'edited_message'->'chat', raw->'channel_post'->'chat', "
              "raw->'edited_channel_post'->'chat', raw->'callback_query'->'message'->'chat', "
              "raw->'my_chat_member'->'chat', raw->'message_reaction'->'chat')")
+# Telegram Desktop's chat types (importers/telegram_desktop.py) → the Bot API's.
+_CHAT_TYPES = {"bot_chat": "private", "personal_chat": "private", "private_group": "group",
+               "private_supergroup": "supergroup", "public_supergroup": "supergroup",
+               "private_channel": "channel", "public_channel": "channel"}
+# Service records of an import that name the chat's title (a topic's title is not the chat's).
+_TITLE_ACTIONS = ("create_group", "edit_group_title", "create_channel")
+_MSG = render.MESSAGE_SQL
+_FROM = '"from"'
+# Who sent an outbound message, as the tap records it from Telegram's reply (the sent message's `from`: the bot).
+_BOT = "(CASE WHEN direction = 'out' THEN outcome->'from' END)"
+
+
+def _str(expr: str) -> str:
+    """A JSON string value as text; NULL for anything else (an erased field's {"c": …}, a number, an object)."""
+    return f"CASE WHEN json_type({expr}) = 'VARCHAR' THEN nullif({expr}->>'$', '') END"
+
+
+def _user_name(user: str) -> str:
+    """A Bot API User's display name, as the tap writes `from.name`: first and last name."""
+    return f"nullif(trim(concat_ws(' ', {user}->>'first_name', {user}->>'last_name')), '')"
+
+
+def _get(obj: str, *keys: str) -> str:
+    """`obj->'k1'->'k2'…`: a JSON path step by step."""
+    return obj + "".join(f"->'{k}'" for k in keys)
+
+
+# Who forwarded content came from: an import's `forward.from` (a name, as exported), else the inbound message's
+# `forward_origin` (Bot API 7) or the older `forward_from` / `forward_sender_name` / `forward_from_chat`.
+_FORWARD_FROM = ("coalesce(" + ", ".join((
+    _str(_get("forward", "from")), _str(_get("forward", "saved_from")),
+    _user_name(_get(_MSG, "forward_origin", "sender_user")), _get(_MSG, "forward_origin") + "->>'sender_user_name'",
+    _get(_MSG, "forward_origin", "sender_chat") + "->>'title'", _get(_MSG, "forward_origin", "chat") + "->>'title'",
+    _user_name(_get(_MSG, "forward_from")), _MSG + "->>'forward_sender_name'",
+    _get(_MSG, "forward_from_chat") + "->>'title'")) + ")")
+
+
+# The outbound calls whose versions make up one reply: a send, and the edits of the message it sent.
+_REPLY_METHODS = tuple(["sendMessage", "editMessageText", "editMessageCaption"] + sorted(render.SEND_MEDIA))
+
+
+def _messages() -> str:
+    """The `messages` view: each message event's fields, live and imported alike (docs/recall.md). Row-local on purpose:
+    a window or a join over the scope to resolve people would hold every selected column of every row in memory, or
+    scan the scope twice, for every query."""
+    own = (
+        "SELECT ts, channel, chat_id, coalesce(account, 'default') AS account, direction, event, message_id,\n"
+        f"    update_type, TRY_CAST({_FROM}->>'id' AS BIGINT) AS from_id, {_str(_get(_FROM, 'name'))} AS from_name,\n"
+        f"    {_str(_get(_FROM, 'username'))} AS from_username, TRY_CAST({_FROM}->>'is_bot' AS BOOLEAN) AS from_is_bot,\n"
+        f"    TRY_CAST({_BOT}->>'id' AS BIGINT) AS bot_id, {_str(_get(_BOT, 'name'))} AS bot_name,\n"
+        f"    {_str(_get(_BOT, 'username'))} AS bot_username,\n"
+        f"    text, media_type, {render.media_marker_sql('media_type', _MSG)} AS media, method,\n"
+        "    CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate,\n"
+        f"    {_REPLY_TO} AS reply_to_message_id, {_FORWARD_FROM} AS forward_from,\n"
+        f"    {IS_EDIT} AS is_edit,\n"
+        f"    CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
+        " AS edits_message_id,\n"
+        f"    CASE WHEN {IS_EDIT} THEN ts ELSE edited_ts END AS edited_ts, source, id, file, line\n"
+        f"  FROM (SELECT *, {render.media_type_sql(_MSG)} AS media_type FROM events\n"
+        f"    WHERE event IN {render.MESSAGE_EVENTS!r})")
+    sender = (
+        "SELECT *, coalesce(from_id, bot_id) AS sender_id, coalesce(from_name, bot_name) AS sender_name,\n"
+        "    coalesce(from_username, bot_username) AS sender_username, coalesce(from_is_bot, direction = 'out') AS is_bot\n"
+        f"  FROM ({own})")
+    return (
+        "CREATE VIEW messages AS\n"
+        "SELECT ts, channel, chat_id, account, direction, event, message_id, update_type,\n"
+        "  coalesce(sender_name, sender_username, CAST(sender_id AS VARCHAR)) AS sender,\n"
+        "  sender_id, sender_name, sender_username, is_bot, text, media, media_type, method, ok, dlp_action,\n"
+        "  duplicate, reply_to_message_id, forward_from, is_edit, edits_message_id, edited_ts, source,\n"
+        "  CAST(ts AT TIME ZONE 'UTC' AS DATE) AS day,  -- the day in the session's (the user's) zone: query.connect\n"
+        "  id, file, line\n"
+        f"FROM ({sender})")
 
 
 def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
     """The CREATE VIEW statements (name → SQL), exactly as `--explain` prints them."""
     parts: list[str] = []
     if src.jsonl:
-        unpack = ", ".join(f"e.{q(c)} AS {q(c)}" for c, _ in EVENT_COLUMNS)
+        unpack = ", ".join(f"e.{q(c)} AS {q(c)}" for c, _ in EVENT_COLUMNS + HISTORY_COLUMNS)
         # An erased text (store format v2: {"c": "<hash>"}) is NULL, as in Parquet — never the commitment's JSON.
         unpack = unpack.replace('e."text" AS "text"', "CASE WHEN left(e.\"text\", 1) = '{' AND json_type(body, '$.text') "
                                 "<> 'VARCHAR' THEN NULL ELSE e.\"text\" END AS \"text\"")
         parts.append(
             f"SELECT {unpack}, file, line FROM (\n"
-            f"  SELECT file, line, body, json_transform(body, '{_struct_json()}') AS e\n"
+            f"  SELECT file, line, body, json_transform(body, '{_struct_json(EVENT_COLUMNS + HISTORY_COLUMNS)}') AS e\n"
             f"  FROM ({_lines_sql(scope.root)}) WHERE json_valid(body))\n"
             "WHERE e.id IS NOT NULL AND e.ts IS NOT NULL" + _bounds_where(scope, "e.ts").replace(" WHERE ", " AND ")
         )
@@ -101,50 +191,67 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
         where = _bounds_where(scope, "ts", "_s")
         if src.excluded:
             where += (" AND " if where else " WHERE ") + "NOT list_contains(getvariable('el_excluded'), file)"
+        casts += ", " + ", ".join(_extra(c, t) for c, t in HISTORY_COLUMNS)
         parts.append(f"SELECT {casts}, file, line FROM read_parquet(getvariable('el_parquet'))" + where)
     if not parts:
-        parts.append("SELECT " + ", ".join(f"CAST(NULL AS {t}) AS {q(c)}" for c, t in EVENT_COLUMNS)
+        parts.append("SELECT " + ", ".join(f"CAST(NULL AS {t}) AS {q(c)}" for c, t in EVENT_COLUMNS + HISTORY_COLUMNS)
                      + ", CAST(NULL AS VARCHAR) AS file, CAST(NULL AS INTEGER) AS line WHERE false")
     views = {"events": "CREATE VIEW events AS\n" + "\nUNION ALL\n".join(parts)}
-    views["messages"] = (
-        "CREATE VIEW messages AS\n"
-        "SELECT ts, channel, chat_id, direction, event, message_id, update_type,\n"
-        f"  {SENDER_SQL} AS sender,\n"
-        "  CAST(\"from\"->>'id' AS BIGINT) AS sender_id, \"from\"->>'name' AS sender_name,\n"
-        "  CAST(\"from\"->>'is_bot' AS BOOLEAN) AS is_bot, text, method,\n"
-        "  CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate,\n"
-        f"  {_REPLY_TO} AS reply_to_message_id,\n"
-        f"  {IS_EDIT} AS is_edit,\n"
-        f"  CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
-        " AS edits_message_id,\n"
-        "  id, file, line\n"
-        "FROM events WHERE event IN ('message:received', 'message:sent')"
-    )
+    views["messages"] = _messages()
+    # Every edit beside the message it edits; an imported message that was edited (the export keeps only its last
+    # version) is one edit whose original text is unknown.
     views["edits"] = (
         "CREATE VIEW edits AS\n"
-        "SELECT e.channel, e.chat_id, e.edits_message_id AS message_id, e.ts AS edited_ts, e.direction,\n"
+        "SELECT e.channel, e.chat_id, e.account, e.edits_message_id AS message_id, e.ts AS edited_ts, e.direction,\n"
         "  coalesce(e.method, e.update_type) AS via, e.text AS new_text, o.ts AS original_ts, o.text AS original_text,\n"
-        "  row_number() OVER (PARTITION BY e.channel, e.chat_id, e.edits_message_id ORDER BY e.ts, e.id) AS version,\n"
+        "  row_number() OVER (PARTITION BY e.channel, e.chat_id, e.account, e.edits_message_id ORDER BY e.ts, e.id)"
+        " AS version,\n"
         "  e.id\n"
-        "FROM messages e LEFT JOIN messages o ON o.channel = e.channel AND o.chat_id = e.chat_id\n"
+        "FROM messages e LEFT JOIN messages o ON o.channel = e.channel AND o.chat_id = e.chat_id"
+        " AND o.account = e.account\n"
         "  AND o.message_id = e.edits_message_id AND NOT o.is_edit\n"
-        "WHERE e.is_edit"
+        "WHERE e.is_edit\n"
+        "UNION ALL\n"
+        "SELECT channel, chat_id, account, message_id, edited_ts, direction, source AS via, text AS new_text,\n"
+        "  ts AS original_ts, CAST(NULL AS VARCHAR) AS original_text, CAST(1 AS BIGINT) AS version, id\n"
+        "FROM messages WHERE NOT is_edit AND edited_ts IS NOT NULL"
+    )
+    # What the bot said: each outbound message once, with the text of its last version (a streamed reply is a
+    # sendMessage and the editMessageText previews that followed it).
+    views["replies"] = (
+        "CREATE VIEW replies AS\n"
+        "SELECT channel, chat_id, account, coalesce(edits_message_id, message_id) AS message_id, min(ts) AS ts,\n"
+        "  max(ts) AS final_ts, arg_max(text, (ts, id)) FILTER (WHERE text IS NOT NULL) AS text,\n"
+        "  arg_max(media, (ts, id)) FILTER (WHERE media IS NOT NULL) AS media,\n"
+        "  count(*) AS versions, arg_min(reply_to_message_id, (ts, id)) AS reply_to_message_id,\n"
+        "  any_value(sender) AS sender, any_value(sender_id) AS sender_id, any_value(source) AS source,\n"
+        "  arg_min(id, (ts, id)) AS id\n"
+        "FROM messages\n"
+        f"WHERE direction = 'out' AND event = 'message:sent' AND coalesce(ok, true)\n"
+        f"  AND (method IS NULL OR method IN {_REPLY_METHODS!r})\n"
+        "GROUP BY channel, chat_id, account, coalesce(edits_message_id, message_id), "
+        "CASE WHEN coalesce(edits_message_id, message_id) IS NULL THEN id END"
     )
     views["chats"] = (
         "CREATE VIEW chats AS\n"
-        f"SELECT channel, chat_id,\n"
-        "  arg_max(c->>'type', ts) FILTER (WHERE c->>'type' IS NOT NULL) AS type,\n"
-        "  arg_max(c->>'title', ts) FILTER (WHERE c->>'title' IS NOT NULL) AS title,\n"
+        f"SELECT channel, chat_id, account,\n"
+        "  arg_max(type, ts) FILTER (WHERE type IS NOT NULL) AS type,\n"
+        "  arg_max(title, ts) FILTER (WHERE title IS NOT NULL) AS title,\n"
         "  arg_max(c->>'username', ts) FILTER (WHERE c->>'username' IS NOT NULL) AS username,\n"
         "  min(ts) AS first_seen, max(ts) AS last_seen,\n"
         "  count(*) FILTER (WHERE direction = 'in') AS received, count(*) FILTER (WHERE direction = 'out') AS sent,\n"
         "  count(*) AS events\n"
-        f"FROM (SELECT channel, chat_id, ts, direction, {_CHAT_OBJ} AS c FROM events WHERE channel <> 'system')\n"
-        "GROUP BY channel, chat_id"
+        f"FROM (SELECT channel, chat_id, coalesce(account, 'default') AS account, ts, direction, {_CHAT_OBJ} AS c,\n"
+        f"    coalesce(c->>'type', {render.sql_case('chat_type', _CHAT_TYPES, 'chat_type')}) AS type,\n"
+        f"    coalesce(c->>'title', CASE WHEN action IN {_TITLE_ACTIONS!r} THEN {_str('title')} END) AS title\n"
+        "  FROM events WHERE channel <> 'system')\n"
+        "GROUP BY channel, chat_id, account"
     )
     for view, columns in DLP_COLUMNS.items():
         if view in src.dlp:
-            unpack = ", ".join(f"e.{q(c)} AS {q(c)}" for c, _ in columns)
+            # an alert keeps what is derived from the secret in its payload (eventlog/dlp/alerts.py), older ones on top
+            unpack = ", ".join(f"coalesce(e.{q(c)}, e.payload->>'{c}') AS {q(c)}" if c in ("fingerprint", "masked")
+                               else f"e.{q(c)} AS {q(c)}" for c, _ in columns)
             views[view] = (f"CREATE VIEW {view} AS SELECT {unpack}, line FROM (SELECT line, json_transform(body, "
                            f"'{_struct_json(columns)}') AS e FROM ({_lines_sql(scope.root, 'el_' + view)}) "
                            "WHERE json_valid(body)) WHERE e.id IS NOT NULL")

@@ -8,8 +8,8 @@ Forms: today, yesterday, now, Nm/Nh/Nd/Nw (minutes/hours/days/weeks before now),
 last-month, a weekday name (monday… or mon…: the most recent one, today included), YYYY, YYYY-MM, YYYY-MM-DD,
 RFC 3339 (`2026-11-30T12:00:00Z`, `…+03:00`; without an offset: in the zone).
 
-Zone: `--tz ZONE`, else `$EVENTLOG_TZ`, else the system's local zone (`$TZ` respected, else /etc/localtime), IANA
-names (`Europe/Moscow`), `UTC`, or a fixed offset (`+03:00`). The log itself stays UTC: file names are UTC days, so a
+Zone: `--tz ZONE`, else `$EVENTLOG_TZ`, else the config file's `tz` key, else the system's local zone (`$TZ`
+respected, else /etc/localtime): IANA names (`Europe/Moscow`), `UTC`, or a fixed offset (`+03:00`). The log itself stays UTC: file names are UTC days, so a
 period maps to the UTC day files that can hold it (`utc_days`), and the exact bounds are applied to each event's ts.
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Mapping
 
 from ..errors import EventlogError
+from ..store.layout import utc_days  # noqa: F401  (the day files a period maps to: the layout's, re-exported)
 
 MS = timedelta(milliseconds=1)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -44,26 +45,57 @@ class Period:
     end: datetime
 
 
-def zone(name: str | None = None, env: Mapping[str, str] | None = None) -> tzinfo:
-    """--tz NAME, else $EVENTLOG_TZ, else the system local zone ($TZ, else /etc/localtime, else UTC)."""
+def zone(name: str | None = None, env: Mapping[str, str] | None = None, configured: str | None = None,
+         configured_in: str = "the config file") -> tzinfo:
+    """--tz NAME, else $EVENTLOG_TZ, else the config file's `tz` (`configured`, read by the caller: eventlog/config.py),
+    else the system's local zone ($TZ, else /etc/localtime, else UTC)."""
     env = os.environ if env is None else env
     if name is not None:
         return _named(name, "--tz")
     if env.get("EVENTLOG_TZ"):
         return _named(env["EVENTLOG_TZ"], "$EVENTLOG_TZ")
+    if configured:
+        return _named(configured, f"{configured_in}: tz")
     tz_env = env.get("TZ")
     if tz_env:
         try:
             return _named(tz_env.lstrip(":"), "$TZ")
         except BadTime:
             return timezone.utc  # what libc does with a TZ it cannot read
-    try:
-        from zoneinfo import ZoneInfo
+    return _system_zone()
 
+
+def _system_zone() -> tzinfo:
+    """/etc/localtime under its IANA name when it links into a zoneinfo tree (DuckDB needs a name, see duckdb_name)."""
+    from zoneinfo import ZoneInfo
+
+    try:
+        target = os.path.realpath("/etc/localtime")
+        key = target.partition("/zoneinfo/")[2]
+        if key:
+            try:
+                return ZoneInfo(key)
+            except (ValueError, OSError, LookupError):
+                pass
         with open("/etc/localtime", "rb") as f:
             return ZoneInfo.from_file(f, key="localtime")
     except (OSError, ValueError):
         return timezone.utc
+
+
+def duckdb_name(tz: tzinfo) -> str | None:
+    """The zone as DuckDB's TimeZone setting takes it (an IANA name, or ICU's GMT±hh:mm for a fixed offset); None
+    when it has no name DuckDB knows (a zone file without a key)."""
+    key = getattr(tz, "key", None)
+    if isinstance(key, str) and key != "localtime":
+        return key
+    off = tz.utcoffset(None)
+    if off is None:
+        return None
+    if not off:
+        return "UTC"
+    mins = int(abs(off).total_seconds()) // 60
+    return f"GMT{'-' if off < timedelta(0) else '+'}{mins // 60:02d}:{mins % 60:02d}"
 
 
 def _named(name: str, what: str) -> tzinfo:
@@ -181,13 +213,6 @@ def since(text: str, tz: tzinfo, now: datetime | None = None) -> datetime:
 def until(text: str, tz: tzinfo, now: datetime | None = None) -> datetime:
     """The exclusive end of `--until WHEN`."""
     return period(text, tz, now).end
-
-
-def utc_days(start: datetime | None, end: datetime | None) -> tuple[date | None, date | None]:
-    """The first and last UTC day files that can hold an event in [start, end) (file names are UTC days of ts)."""
-    first = start.astimezone(timezone.utc).date() if start else None
-    last = (end.astimezone(timezone.utc) - timedelta(microseconds=1)).date() if end else None
-    return first, last
 
 
 def check_order(start: datetime | None, end: datetime | None) -> None:

@@ -4,7 +4,7 @@ caller), `bm25`, `vector`, `hybrid` (weighted fusion of min-max-normalised cosin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -12,11 +12,14 @@ import orjson
 
 from ..errors import EventlogError
 from ..store import render
+from ..store.layout import utc_days
+from ..store.schema import DEFAULT_ACCOUNT
 from . import chunks, embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
 MAX_QUERY_CHARS = 2_000  # every mode: a query is words to look for, not a document (its embedding memory grows with it)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MAX_RSS_MB = 320  # after a query above this, the index pages it mapped are released (they stay in the page cache)
 
 
@@ -30,9 +33,10 @@ class SearchQuery:
     mode: str = "hybrid"
     weight: float = DEFAULT_WEIGHT
     chats: tuple[str, ...] | None = None
-    since: date | None = None
-    until: date | None = None
+    since: datetime | None = None  # [since, until): aware instants (eventlog/recall/when.py parses what users type)
+    until: datetime | None = None
     direction: str | None = None  # in | out
+    accounts: tuple[str, ...] | None = None  # OpenClaw accounts (None: all; "default": events without one)
     limit: int = 10
     candidates: int | None = None  # vector modes. None: vector/hybrid the projection first pass with
     #                                rank.default_candidates, rrf exhaustive; N: the first pass with N candidates;
@@ -57,7 +61,7 @@ class SearchHit:
     def as_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "score": round(float(self.score), 6), "id": self.id, "chat_id": self.chat_id,
                 "ts": self.ts, "direction": self.direction, "text": self.text, "sender": self.sender,
-                "chunk": self.chunk}
+                "account": (self.event or {}).get("account", DEFAULT_ACCOUNT), "chunk": self.chunk}
 
 
 @dataclass
@@ -88,8 +92,11 @@ def validate(q: SearchQuery) -> None:
         raise SearchError("--direction must be in or out")
     if q.candidates is not None and q.candidates < 0:
         raise SearchError("--candidates must be 0 (exhaustive) or more")
-    if q.since and q.until and q.since > q.until:
-        raise SearchError("--since is after --until")
+    if q.since and q.until and q.since >= q.until:
+        raise SearchError("--since is not before --until")
+
+
+
 
 
 TextScan = Callable[..., list[dict[str, Any]]]  # eventlog.recall.grep.newest's signature
@@ -102,7 +109,7 @@ def _grep(root: Path, q: SearchQuery, text_scan: TextScan | None) -> SearchResul
     if text_scan is None:
         raise SearchError(f"--mode {q.mode} reads the log through recall: pass text_scan=eventlog.recall.grep.newest")
     newest = text_scan(root, q.text, fuzzy=q.mode == "fuzzy", chats=q.chats, since=q.since, until=q.until,
-                       direction=q.direction, limit=q.limit)
+                       direction=q.direction, limit=q.limit, accounts=q.accounts)
     return SearchResult([_hit(i + 1, 1.0, ev) for i, ev in enumerate(newest)], q.mode)
 
 
@@ -117,8 +124,10 @@ def _read_event(root: Path, relpath: str, offset: int) -> dict[str, Any] | None:
     return ev if isinstance(ev, dict) and isinstance(ev.get("text"), str) else None
 
 
-def _ms(d: date) -> int:
-    return int(datetime(d.year, d.month, d.day, tzinfo=timezone.utc).timestamp() * 1000)
+def _ms(t: datetime) -> int:
+    """A bound in the index's ts unit (epoch ms), rounded up: `ts >= since` and `ts < until` stay exact for ms ts."""
+    n, rest = divmod(t - _EPOCH, timedelta(milliseconds=1))
+    return n + (rest > timedelta(0))
 
 
 def search(root: Path, q: SearchQuery, refresh: bool = True,
@@ -139,12 +148,13 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
         notes.append(f"{mode} fell back to bm25: {missing}")
         mode = "bm25"
     updated: list[str] = []
+    first, last = utc_days(q.since, q.until)
     if refresh:
-        updated = index.update(root, q.since, q.until, list(q.chats) if q.chats else None,
+        updated = index.update(root, first, last, list(q.chats) if q.chats else None,
                                any_model=mode == "bm25", progress=progress, watch_changes=watch_changes).built
     records = store.load_records(root)
     days = sorted(d for d in records
-                  if (not q.since or d >= q.since.isoformat()) and (not q.until or d <= q.until.isoformat()))
+                  if (not first or d >= first.isoformat()) and (not last or d <= last.isoformat()))
     units = pack.units_for(root, records, days, q.packs)  # a month's valid pack in place of its days (pack.py)
     qvec = None
     if mode in ("vector", "hybrid", "rrf"):
@@ -156,8 +166,8 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
              for rec, arr in units] if qvec is not None and cand != 0 else None
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
-                              _ms(q.since) if q.since else None,
-                              _ms(q.until + timedelta(days=1)) if q.until else None, projs, q.threads)
+                              _ms(q.since) if q.since else None, _ms(q.until) if q.until else None, projs,
+                              q.threads, set(q.accounts) if q.accounts else None)
     if qvec is not None:
         chunks.raise_to_best_chunk(scored, units, qvec)
     if qvec is None:
@@ -170,8 +180,8 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     for i, u, row in zip(best.tolist(), uids.tolist(), rows.tolist(), strict=True):
         rec, arr = units[u]
         ev = _read_event(root, rec["files"][arr["file"][row]], int(arr["offset"][row]))
-        if ev is None:
-            continue
+        if ev is None or (q.accounts and ev.get("account", DEFAULT_ACCOUNT) not in q.accounts):
+            continue  # (another account's line in the default account's file: a log not migrated yet)
         hits.append(_hit(len(hits) + 1, float(score[i]), ev))
         hits[-1].chunk = chunks.best(arr, row, qvec, len(ev["text"]))
     store.release_all(MAX_RSS_MB)

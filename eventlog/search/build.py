@@ -12,6 +12,7 @@ from typing import Any, Iterator
 import numpy as np
 import orjson
 
+from ..store import erased
 from . import embed, project, store
 from .index import DIRECTIONS, Src, identity_of_bytes
 from .tokens import token_ids
@@ -39,6 +40,7 @@ def _read_messages(lf: Any) -> tuple[list[tuple[int, bytes]], tuple[int, str, in
 
 def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder | None) -> dict[str, Any]:
     """Index one day's files and publish the unit; returns its record."""
+    read_at = erased.generation(root)  # before anything is read: store.publish checks it
     files = sorted(files, key=lambda lf: lf.relpath)
     ids: list[bytes] = []
     fidx: list[int] = []
@@ -127,7 +129,8 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
                     seen[_text_hash(texts[i])] = (q[i].copy(), scale[i])
         arrays.update(vec=q, scale=scale, **_chunk_arrays(chunks, embedder.dim))
     record = {"docs": n, "dl_sum": int(dl.sum()), "files": [lf.relpath for lf in files], "chats": chats, "sources": sources,
-              "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0}
+              "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0,
+              "erasure": read_at}
     sidecars = {project.SUFFIX: project.derive(arrays["vec"], arrays["scale"])} if embedder is not None else None
     return store.publish(root, day, record, arrays, sidecars)
 
@@ -195,8 +198,25 @@ def quantise(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(np.rint(m / scale[:, None]), -127, 127).astype(np.int8), scale
 
 
+_BLAS: Any = None
+
+
+def one_blas_thread() -> Any:
+    """A context pinning BLAS to one thread, for every numpy step of a build (the projection's SVD/eigh, the pack
+    merge), not only the model's forward pass: two BLAS threads spin-waiting for each other on a shared 2-core
+    machine cost 3× the CPU of one (issue 30). Parallelism is `jobs` processes. The controller is made once (its
+    library scan costs ~5 ms; entering its limit ~20 µs)."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
 def _build_one(root: Path, day: str, files: list[Src], model: str | None) -> tuple[str, int]:
-    return day, build_unit(root, day, files, embed.load(model) if model else None)["docs"]
+    with one_blas_thread():  # in a worker process too
+        return day, build_unit(root, day, files, embed.load(model) if model else None)["docs"]
 
 
 def build_days(root: Path, days: list[str], files: dict[str, list[Src]], model: str | None,

@@ -169,10 +169,9 @@ def _result(raw: str, day_dirs: dict[str, set[str]], touched: set[str], fresh: d
                 or (model and rec.get("model") != model)):
             files = []
             for mdir in sorted(day_dirs[d]):
-                chat, y, m = mdir.rsplit("/", 3)[1:]
-                ch = mdir[len(prefix):].split("/", 1)[0]
+                chat = mdir.rsplit("/", 3)[1]
                 files.append(Src(date.fromisoformat(d), chat, f"{mdir}/{d[8:10]}.jsonl",
-                                 f"{RAW}/{ch}/chats/{chat}/{y}/{m}/{d[8:10]}.jsonl"))
+                                 f"{RAW}/{mdir[len(prefix):]}/{d[8:10]}.jsonl"))  # either layout (store/layout.py)
             out.check[d] = files
     return out
 
@@ -238,7 +237,7 @@ def update(root: Path, since: date | None = None, until: date | None = None, cha
     every refresh uses the stat-based check (watch.py; the benchmark's baseline)."""
     with _LOCKS_LOCK:
         lock = _LOCKS.setdefault(str(root), threading.RLock())
-    with lock:
+    with lock, build.one_blas_thread():
         return _update(root, since, until, rebuild, vectors, check_only, any_model, progress, jobs, watch_changes)
 
 
@@ -289,7 +288,7 @@ def _update(root: Path, since: date | None, until: date | None, rebuild: bool, v
             if not check_only:
                 store.remove_unit(root, d)
             out.removed.append(d)
-        if not check_only and (todo or derive or out.removed):  # nothing published or dropped: nothing to collect
+        if not check_only:  # every run, also when nothing was rebuilt: a data file no unit names is garbage
             store.collect_garbage(root)
     return out
 

@@ -1,7 +1,7 @@
 """Month packs: the day units of a past month merged into one unit, so a query over a year touches ~12 arrays, not 365.
 
 A pack is derived from its member day units alone — their per-message arrays concatenated, their BM25 postings
-merged, their projections (project.py) kept per member as segments — and names every member's data file:
+merged, their projections (project.py) kept per member as segments (each member's axes as rows of one `basis`, `bstart`) — and names every member's data file:
 
     <root>/index/packs/<yyyy-mm>.json          the record: {"members": {day: data file}, ...} + the unit record fields
     <root>/index/packs/<yyyy-mm>.<gen>.bin     the arrays (store.pack format)
@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..store import erased
 from . import project, store
 
 PACK_DIR = "packs"
@@ -99,10 +100,14 @@ def merge(units: list[tuple[dict[str, Any], dict[str, Any]]], projs: list[dict[s
     start = np.flatnonzero(change)
     arrays.update(terms=t[start], tptr=np.append(start, len(t)).astype(np.int64), pdoc=d, ptf=f)
     if projs and all(p is not None for p in projs):
-        arrays["codes"] = np.concatenate([np.asarray(p["codes"]) for p in projs])  # type: ignore[index]
+        bases = [np.asarray(p["basis"]) for p in projs]  # type: ignore[index]
+        width = max(len(b) for b in bases)  # members keep as many axes as they hold (project.derive): codes padded
+        arrays["codes"] = np.concatenate([np.pad(np.asarray(p["codes"]), ((0, 0), (0, width - len(b))))  # type: ignore[index]
+                                          for p, b in zip(projs, bases, strict=True)])
         arrays["cscale"] = np.concatenate([np.asarray(p["cscale"]) for p in projs])  # type: ignore[index]
         arrays["mu"] = np.stack([np.asarray(p["mu"]) for p in projs])  # type: ignore[index]
-        arrays["basis"] = np.stack([np.asarray(p["basis"]) for p in projs])  # type: ignore[index]
+        arrays["basis"] = np.concatenate(bases)
+        arrays["bstart"] = np.cumsum([0] + [len(b) for b in bases]).astype(np.int64)
         arrays["sstart"] = offs.astype(np.int64)
     first = units[0][0]
     rec = {"docs": int(offs[-1]), "dl_sum": sum(int(r.get("dl_sum", 0)) for r, _ in units),
@@ -113,6 +118,7 @@ def merge(units: list[tuple[dict[str, Any], dict[str, Any]]], projs: list[dict[s
 
 def build(root: Path, month: str, members: dict[str, str], records: dict[str, dict[str, Any]]) -> bool:
     """Merge and publish the pack of `month` from its member units (False if a member changed meanwhile)."""
+    read_at = erased.generation(root)  # before the members are read: store.publish checks it
     units, projs = [], []
     for d in sorted(members):
         rec = records[d]
@@ -128,8 +134,8 @@ def build(root: Path, month: str, members: dict[str, str], records: dict[str, di
         return False  # a member lacks its projection: `index` derives it first
     for _, arr in units:
         store.release(arr)
-    store.publish(root, month, {**fields, "members": members}, arrays, subdir=PACK_DIR)
-    return True
+    rec = store.publish(root, month, {**fields, "members": members, "erasure": read_at}, arrays, subdir=PACK_DIR)
+    return "dropped" not in rec
 
 
 def update(root: Path, records: dict[str, dict[str, Any]], months: tuple[str, str] = ("", "9999")) -> list[str]:
@@ -139,8 +145,7 @@ def update(root: Path, records: dict[str, dict[str, Any]], months: tuple[str, st
     gone = [m for m in load_records(root) if m not in want and months[0] <= m <= months[1]]
     for m in gone:
         store.remove_unit(root, m, subdir=PACK_DIR)
-    if built or gone:
-        store.collect_garbage(root, subdir=PACK_DIR)
+    store.collect_garbage(root, subdir=PACK_DIR)  # every run: a data file no pack names is garbage, built or not
     return built
 
 

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..store.layout import parse_relpath
 from .project import estimate
 from .store import read_rows, release
 from .tokens import token_ids
@@ -140,7 +141,7 @@ def _empty() -> Scored:
 def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text: str, chats: set[str] | None,
                 direction: int | None, qvec: np.ndarray | None, since_ms: int | None = None,
                 until_ms: int | None = None, projs: list[dict[str, Any] | None] | None = None,
-                threads: int | None = None) -> Scored:
+                threads: int | None = None, accounts: set[str] | None = None) -> Scored:
     """BM25 (and, with qvec, cosine) of the documents in scope. Without qvec only documents holding a query term are
     returned (every other BM25 score is 0); with it, every document in scope. With `projs` (one per unit, None where a
     unit has none), a unit's cosines are the projection's estimates (project.py; `exact` False), else exact int8."""
@@ -153,6 +154,9 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         if chats is not None:
             mask = np.array([c in chats for c in rec["chats"]], bool)[arr["file"]] if rec["chats"] else \
                 np.zeros(len(arr["dl"]), bool)
+        if accounts is not None:  # a unit's files name their account (store/layout.py)
+            ok = np.array([(p := parse_relpath(f)) is not None and p.account in accounts for f in rec["files"]], bool)
+            mask = ok[arr["file"]] if mask is None else mask & ok[arr["file"]]
         if direction is not None:
             mask = (arr["dir"] == direction) if mask is None else mask & (arr["dir"] == direction)
         if since_ms is not None:

@@ -20,7 +20,8 @@ import numpy as np
 import orjson
 
 from ..errors import EventlogError
-from ..store.fsutil import replace_file
+from ..store import erased
+from ..store.fsutil import replace_file, unlink_older
 from . import watch
 
 INDEX_DIR = "index"
@@ -270,7 +271,32 @@ def write_sidecar(root: Path, data_name: str, suffix: str, data_sha256: str, arr
 def publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray],
             sidecars: dict[str, dict[str, np.ndarray]] | None = None, subdir: str = "units") -> dict[str, Any]:
     """Write the data file, then its sidecars (suffix → arrays, see write_sidecar), then the record that names them:
-    a reader never sees a record without its data file, nor a data file's sidecar from another one."""
+    a reader never sees a record without its data file, nor a data file's sidecar from another one. Under the erasure
+    generation check (store/erased.py): a unit read before a `forget` that changed its sources is not published (the
+    record returned says `dropped`); the next build redoes the day."""
+    with erased.publishing(root, f"{subdir}/{day}", record.get("erasure"), lambda: _still_current(root, record)) as ok:
+        if not ok:
+            return {**record, "dropped": "erased while it was built"}
+        return _publish(root, day, record, arrays, sidecars, subdir)
+
+
+def _still_current(root: Path, record: dict[str, Any]) -> bool:
+    """A unit's source day files (a pack's member units) are still the bytes (the data files) it was built from."""
+    if "members" in record:
+        now = load_records(root)
+        return all(now.get(day, {}).get("data") == data for day, data in record["members"].items())
+    for rel, src in record.get("sources", {}).items():
+        try:
+            data = (root / rel).read_bytes()
+        except FileNotFoundError:
+            return False
+        if [len(data), hashlib.sha256(data).hexdigest()] != list(src[:2]):
+            return False
+    return True
+
+
+def _publish(root: Path, day: str, record: dict[str, Any], arrays: dict[str, np.ndarray],
+             sidecars: dict[str, dict[str, np.ndarray]] | None, subdir: str) -> dict[str, Any]:
     d = units_dir(root, subdir)
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     data = pack(arrays)
@@ -299,19 +325,12 @@ def collect_garbage(root: Path, min_age_s: float = 60.0, subdir: str = "units") 
     if not d.is_dir():
         return 0
     live = {rec["data"][: -len(".bin")] for rec in load_records(root, any_version=True, subdir=subdir).values()}
-    now = time.time()
-    n = 0
-    for e in os.scandir(d):
-        stale_tmp = ".tmp-" in e.name or e.name.endswith(".tmp")  # replace_file's temporaries, and older ones
-        stem, dot, ext = e.name.rpartition(".")
-        if (dot and ext in _DATA_EXTS and stem not in live) or stale_tmp:
-            try:
-                if now - e.stat().st_mtime >= min_age_s:
-                    os.unlink(e.path)
-                    n += 1
-            except FileNotFoundError:
-                pass
-    return n
+
+    def garbage(name: str) -> bool:
+        stem, dot, ext = name.rpartition(".")
+        # replace_file's temporaries (and older ones), and data files no record names
+        return ".tmp-" in name or name.endswith(".tmp") or bool(dot and ext in _DATA_EXTS and stem not in live)
+    return unlink_older((e for e in os.scandir(d) if garbage(e.name)), min_age_s)
 
 
 def check_data(root: Path, record: dict[str, Any], subdir: str = "units") -> str | None:

@@ -29,12 +29,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..store.layout import RAW
-from ..store.schema import CHANNEL_RE, CHAT_ID_RE
+from ..store.schema import ACCOUNT_RE, CHANNEL_RE, CHAT_ID_RE
 from . import pack, store, watch
 
 _DAY = re.compile(r"\d\d\.jsonl")
-_PATS = (CHANNEL_RE, re.compile(r"chats"), CHAT_ID_RE, re.compile(r"\d{4}"), re.compile(r"\d\d"))  # per level
-_MONTH = len(_PATS)  # the level of a month directory
+# per level: channel, chats|accounts, chat, year, month; another account's subtree (store/layout.py) goes
+# accounts → <account> (level 6) → chats (level 7) → chat (level 2 again)
+_PATS = {0: CHANNEL_RE, 1: re.compile(r"chats|accounts"), 2: CHAT_ID_RE, 3: re.compile(r"\d{4}"), 4: re.compile(r"\d\d"),
+         6: re.compile(r"(?!default$)" + ACCOUNT_RE.pattern), 7: re.compile(r"chats")}
+_MONTH = 5  # the level of a month directory
+
+
+def _below(level: int, name: str) -> int:
+    """The level of directory `name` found at `level`."""
+    if level == 1:
+        return 2 if name == "chats" else 6
+    return 2 if level == 7 else level + 1
 KEY = "raw-tree"
 
 
@@ -68,7 +78,7 @@ def _walk(w: watch.Watch, t: Tree, d: str, level: int, touched: set[str]) -> Non
         return
     t.dirs[d] = (level, subs)
     for s in subs:
-        _walk(w, t, f"{d}/{s}", level + 1, touched)
+        _walk(w, t, f"{d}/{s}", _below(level, s), touched)
 
 
 def _drop(t: Tree, d: str, touched: set[str]) -> None:
@@ -130,7 +140,7 @@ def changes(root: Path) -> tuple[dict[str, set[str]], set[str]] | None:
                         if _PATS[level].fullmatch(n):
                             sub = f"{d}/{n}"
                             _drop(t, sub, touched)
-                            _walk(w, t, sub, level + 1, touched)
+                            _walk(w, t, sub, _below(level, n), touched)
                             subs = set(t.dirs[d][1]) - {n}
                             if sub in t.dirs or sub in t.months:
                                 subs.add(n)

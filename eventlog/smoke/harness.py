@@ -137,6 +137,10 @@ class Gateway:
         self.start_seconds: float | None = None
 
     # ---- configuration -----------------------------------------------------------------------------------------
+    def config_text(self) -> str:
+        """The config file's text (a subclass may write JSON5, as a person does)."""
+        return json.dumps(self.config(), indent=2)
+
     def config(self) -> dict[str, Any]:
         """The OpenClaw config this gateway runs with (openclaw-notes.md, "Running the real gateway offline")."""
         telegram: dict[str, Any] = {"enabled": True, "botToken": self.telegram.token, "apiRoot": self.telegram.url,
@@ -184,7 +188,7 @@ class Gateway:
         if self.llm._server is None:
             self.llm.start()
         self.port = free_port()
-        self.config_path.write_text(json.dumps(self.config(), indent=2))
+        self.config_path.write_text(self.config_text())
         mark = self.telegram.mark()
         out = open(self.output_file, "ab")
         t0 = time.monotonic()

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from .schema import new_id
 
@@ -45,3 +46,17 @@ def replace_file(path: Path, data: bytes, tag: str = "tmp", mode: int = 0o600) -
     """`data` as the new content of `path`, atomically and durably (atomic_writer)."""
     with atomic_writer(path, tag, mode) as f:
         f.write(data)
+
+
+def unlink_older(entries: Iterable[os.DirEntry[str]], min_age_s: float) -> int:
+    """Delete the given directory entries last modified at least `min_age_s` ago (a derived store's garbage: younger
+    files may belong to a build in another process about to name them). Returns how many went."""
+    now, n = time.time(), 0
+    for e in entries:
+        try:
+            if now - e.stat().st_mtime >= min_age_s:
+                os.unlink(e.path)
+                n += 1
+        except FileNotFoundError:
+            pass
+    return n

@@ -21,6 +21,7 @@ import orjson
 from ..errors import EventlogError
 from .commitment import COMMIT_RE, chain_hash
 from .growing import Growing
+from .layout import seal_streams
 from .lock import FileLock
 from .reader import Problem
 
@@ -33,20 +34,8 @@ _cache: dict[str, "_Folded"] = {}
 
 
 def covered_streams(root: Path) -> list[str]:
-    """Relpaths of the streams a checkpoint covers that exist now: seals/<channel>/<chat>.jsonl and the DLP streams."""
-    out = []
-    seals = root / "seals"
-    try:
-        channels = sorted(e.name for e in os.scandir(seals) if e.is_dir())
-    except FileNotFoundError:
-        channels = []
-    for ch in channels:
-        try:
-            names = sorted(e.name for e in os.scandir(seals / ch) if e.name.endswith(".jsonl") and e.is_file())
-        except FileNotFoundError:
-            continue
-        out += [f"seals/{ch}/{n}" for n in names]
-    return out + [r for r in DLP_STREAMS if (root / r).is_file()]
+    """Relpaths of the streams a checkpoint covers that exist now: every partition's seal stream and the DLP streams."""
+    return seal_streams(root) + [r for r in DLP_STREAMS if (root / r).is_file()]
 
 
 def _lines(path: Path) -> list[bytes]:

@@ -1,4 +1,5 @@
-"""`eventlog migrate`: bring a v1 log root to format v2, file by file, crash-safe, with a record of what it did.
+"""`eventlog migrate`: bring a log root to the current format, file by file, crash-safe, with a record of what it did:
+v1 lines to v2 (below), then other accounts' lines out of the default account's files (eventlog/store/split.py).
 
 Only files that hold a v1 line *with content* need it (a v1 line's chain covers its plaintext, so it could not be
 erased without breaking the chain); seal streams and the checkpoint file hold no content and are left alone, so heads
@@ -22,11 +23,11 @@ from typing import Any, Callable
 
 import orjson
 
-from ..errors import DamagedLog
-from . import schema
+from ..errors import DamagedLog, EventlogError
+from . import schema, split
 from .commitment import chain_hash, has_content, new_salt
 from .fsutil import replace_file
-from .layout import log_files, parse_relpath, seal_relpath
+from .layout import log_files, parse_relpath
 from .lock import FileLock
 
 MIGRATIONS = "migrations/v2.jsonl"
@@ -40,6 +41,8 @@ class MigrateReport:
     skipped: list[str] = field(default_factory=list)  # damaged files left alone (reasons in `problems`)
     problems: list[str] = field(default_factory=list)
     lines: int = 0
+    moved: int = 0  # lines moved to their account's files
+    split: list[str] = field(default_factory=list)  # default-account files they were moved out of
 
 
 def _now() -> str:
@@ -116,22 +119,29 @@ def _reseal(log: Any, rel: str, rec: dict[str, Any] | None) -> bool:
     parsed = parse_relpath(rel)
     if not parsed or rec is None:
         return False
-    sealed = sealed_index(log.root, parsed[0], parsed[1]).get(rel)
+    sealed = sealed_index(log.root, parsed.channel, parsed.chat_id, parsed.account).get(rel)
     if sealed is None or sealed["last"] != rec["old_last"] or sealed["lines"] != rec["old_lines"]:
         return False
     lines, size, last, _ = measure(log.root / rel)
     if lines < rec["new_lines"]:
         return False
-    log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])
+    log.append_stream(parsed.seal, [seal_record(rel, lines, size, last)])
     return True
 
 
 def migrate(root: Path, progress: Callable[[str], None] | None = None) -> MigrateReport:
     from .head import checkpoint
+    from .verify import verify
     from .writer import EventLog
 
     log = EventLog(root)
     report = MigrateReport()
+    if split.pending(root):
+        # moving lines between files re-chains both: on a damaged root that would launder the damage
+        damaged = verify(root).damage
+        if damaged:
+            raise EventlogError(f"the log does not verify ({len(damaged)} damaged place(s), first {damaged[0]}); "
+                                "nothing migrated (run `eventlog verify`)")
     done = latest_records(root)
     targets = [(lf.relpath, lf.path) for lf in log_files(root)] + [(r, root / r) for r in STREAMS if (root / r).is_file()]
     for rel, path in targets:
@@ -159,9 +169,31 @@ def migrate(root: Path, progress: Callable[[str], None] | None = None) -> Migrat
             report.lines += rec["new_lines"]
             if _reseal(log, rel, rec):
                 report.resealed.append(rel)
+    _split_accounts(log, report, progress)
     if report.files or report.resealed:
         checkpoint(log)
         log.append([{"event": "log:migrated", "channel": "system", "chat_id": "eventlog", "ts": _now(),
                      "to_version": schema.VERSION, "files": len(report.files), "lines": report.lines,
-                     "resealed": len(report.resealed), "skipped": len(report.skipped)}][0])
+                     "resealed": len(report.resealed), "skipped": len(report.skipped), "moved": report.moved}][0])
     return report
+
+
+def _split_accounts(log: Any, report: MigrateReport, progress: Callable[[str], None] | None) -> None:
+    """Other accounts' lines out of the default account's files, then reseal what was sealed."""
+    from .seal import seal_files
+
+    sp = split.SplitReport()
+    for lf in split.pending(log.root):
+        if progress:
+            progress(lf.relpath)
+        try:
+            split.split_file(log, lf, _now(), MIGRATIONS, sp)
+        except DamagedLog as exc:
+            report.skipped.append(lf.relpath)
+            report.problems.append(str(exc))
+    report.files += sp.records
+    report.moved += sp.moved
+    report.split += sp.sources
+    report.problems += sp.problems
+    resealed = [rel for rel, outcome in seal_files(log, sorted(set(sp.sealed))) if outcome == "sealed"]
+    report.resealed += resealed

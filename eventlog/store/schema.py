@@ -27,6 +27,11 @@ GENESIS_PREFIX = "openclaw-eventlog:v1:genesis:"
 EVENT_RE = re.compile(r"[a-z][a-z0-9_]*(?::[a-z][a-z0-9_]*)+")
 CHANNEL_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 CHAT_ID_RE = re.compile(r"[A-Za-z0-9_@-][A-Za-z0-9_@.-]{0,127}")
+DEFAULT_ACCOUNT = "default"  # OpenClaw's DEFAULT_ACCOUNT_ID: an event without `account` belongs to it
+# What OpenClaw's canonical account id can be (normalizeAccountId, src/routing/account-id.ts, openclaw 2026.9.6: the keys
+# of channels.<channel>.accounts are lowercased, other characters become '-', leading/trailing '-' go, ≤ 64). It names a
+# directory: no '.', no '/', never a leading '-'.
+ACCOUNT_RE = re.compile(r"[a-z0-9_][a-z0-9_-]{0,63}")
 ULID_RE = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 # RFC 3339: date, 'T' (or space / lower t), time, optional fraction, Z or offset.
 # re.ASCII: `\d` would otherwise match any Unicode digit ('١', '٥'), which datetime() accepts and the JS writer does not.
@@ -40,6 +45,7 @@ _MASK80 = (1 << 80) - 1
 # Names already validated (bounded): most events name a handful of chats, channels and kinds.
 _ok_chats: set[str] = set()
 _ok_names: set[str] = set()
+_ok_accounts: set[str] = set()
 _ok_kinds: set[str] = set()
 _OPTS = orjson.OPT_SORT_KEYS
 
@@ -141,14 +147,24 @@ def check_chat_id(value: Any) -> str:
     return text
 
 
-def check_channel(value: Any) -> str:
-    if isinstance(value, str) and value in _ok_names:
+def _check_name(value: Any, pattern: "re.Pattern[str]", seen: set[str], why: str) -> str:
+    """`value` if it is a string matching `pattern`, else BadEvent(why); names seen before are a set lookup."""
+    if isinstance(value, str) and value in seen:
         return value
-    if not isinstance(value, str) or not CHANNEL_RE.fullmatch(value):
-        raise BadEvent(f"channel must match [a-z0-9][a-z0-9_-]{{0,31}}: {str(value)[:40]!r}")
-    if len(_ok_names) < 10_000:
-        _ok_names.add(value)
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise BadEvent(f"{why}: {str(value)[:40]!r}")
+    if len(seen) < 10_000:
+        seen.add(value)
     return value
+
+
+def check_channel(value: Any) -> str:
+    return _check_name(value, CHANNEL_RE, _ok_names, "channel must match [a-z0-9][a-z0-9_-]{0,31}")
+
+
+def check_account(value: Any) -> str:
+    return _check_name(value, ACCOUNT_RE, _ok_accounts,
+                       "account must match [a-z0-9_][a-z0-9_-]{0,63} (OpenClaw's account id)")
 
 
 def prepare(event: Any) -> dict[str, Any]:
@@ -185,6 +201,10 @@ def prepare(event: Any) -> dict[str, Any]:
     value = out["chat_id"]
     if value.__class__ is not str or value not in _ok_chats:
         out["chat_id"] = check_chat_id(value)
+    if "account" in out:
+        value = out["account"]
+        if value.__class__ is not str or value not in _ok_accounts:
+            out["account"] = check_account(value)
     value = out["ts"]
     if value.__class__ is not str or value[:10] not in _valid_days or not _CANON_TS.fullmatch(value):
         out["ts"] = normalize_ts(value)

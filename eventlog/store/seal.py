@@ -1,4 +1,5 @@
-"""Seals: for each closed day file, a chained record of its line count, size and last hash (seals/<channel>/<chat>.jsonl).
+"""Seals: for each closed day file, a chained record of its line count, size and last hash, one stream per partition
+(seals/<channel>/<chat>.jsonl; another account's: seals/<channel>/accounts/<account>/<chat>.jsonl).
 
 A seal makes truncation, deletion of a whole file and edits of the last lines visible — the chain alone cannot see those.
 """
@@ -14,12 +15,14 @@ import orjson
 from .commitment import COMMIT_RE, chain_hash
 from .growing import Growing, read_last_line
 from .layout import log_files, parse_relpath, seal_relpath
+from .schema import DEFAULT_ACCOUNT
 from .lock import FileLock
 
 if TYPE_CHECKING:
     from .writer import EventLog
 
 _cache: dict[str, "_Index"] = {}
+DAMAGED = "not sealed, chain damaged: "  # the outcome's prefix; `eventlog seal` exits 2 on it
 
 
 def _now_ts() -> str:
@@ -28,7 +31,7 @@ def _now_ts() -> str:
 
 
 def seal_record(rel: str, lines: int, size: int, last: str | None) -> dict[str, Any]:
-    channel, chat, _ = parse_relpath(rel)  # type: ignore[misc]
+    channel, chat, _, _ = parse_relpath(rel)  # type: ignore[misc]
     return {
         "event": "seal:file", "channel": channel, "chat_id": chat, "ts": _now_ts(),
         "file": rel, "lines": lines, "bytes": size, "last": last,
@@ -88,8 +91,8 @@ class _Index:
         self.last_day: date | None = None
 
 
-def _indexed(root: Path, channel: str, chat: str) -> _Index | None:
-    key = f"{os.fspath(root)}/{seal_relpath(channel, chat)}"
+def _indexed(root: Path, channel: str, chat: str, account: str = DEFAULT_ACCOUNT) -> _Index | None:
+    key = f"{os.fspath(root)}/{seal_relpath(channel, chat, account)}"
     c = _cache.get(key) or _Index()
     got = c.pos.read(key)
     if got is None:
@@ -109,10 +112,10 @@ def _indexed(root: Path, channel: str, chat: str) -> _Index | None:
     return c
 
 
-def sealed_index(root: Path, channel: str, chat: str) -> dict[str, dict[str, Any]]:
-    """relpath → latest seal record, for one chat. Read incrementally (eventlog/store/growing.py): a seal costs what it
-    appended, not the chat's whole seal stream. The dict is the cache's own: do not change it."""
-    c = _indexed(root, channel, chat)
+def sealed_index(root: Path, channel: str, chat: str, account: str = DEFAULT_ACCOUNT) -> dict[str, dict[str, Any]]:
+    """relpath → latest seal record, for one partition. Read incrementally (eventlog/store/growing.py): a seal costs
+    what it appended, not the chat's whole seal stream. The dict is the cache's own: do not change it."""
+    c = _indexed(root, channel, chat, account)
     return c.index if c is not None else {}
 
 
@@ -148,6 +151,16 @@ def _still_sealed(path: Path, rec: dict[str, Any]) -> bool:
         os.close(fd)
 
 
+def chain_damage(path: Path, rel: str) -> str | None:
+    """`file:line: reason` of the first place where the file's chain does not verify, or None."""
+    from .reader import Problem
+    from .verify import verify_chain
+
+    found: list[Problem] = []
+    verify_chain(path, rel, lambda p, is_damage: found.append(p) if is_damage else None, parse_relpath(rel))
+    return str(min(found, key=lambda p: p.line)) if found else None
+
+
 def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
     """Seal the given day files (skipping unchanged seals). Returns (relpath, outcome) pairs."""
     out = []
@@ -161,9 +174,13 @@ def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
             if not path.exists():
                 out.append((rel, "missing"))
                 continue
-            current = sealed_index(log.root, parsed[0], parsed[1]).get(rel)
+            current = sealed_index(log.root, parsed.channel, parsed.chat_id, parsed.account).get(rel)
             if current and _still_sealed(path, current):
                 out.append((rel, "already sealed"))
+                continue
+            broken = chain_damage(path, rel)
+            if broken:  # a seal would commit to the damage: verify keeps reporting it, the seal no longer would
+                out.append((rel, f"{DAMAGED}{broken}"))
                 continue
             lines, size, last, torn = measure(path)
             if torn:
@@ -175,26 +192,26 @@ def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
             if current and current["lines"] == lines and current["bytes"] == size and current["last"] == last:
                 out.append((rel, "already sealed"))
                 continue
-            log.append_stream(seal_relpath(parsed[0], parsed[1]), [seal_record(rel, lines, size, last)])
+            log.append_stream(parsed.seal, [seal_record(rel, lines, size, last)])
             out.append((rel, "sealed"))
     if any(outcome == "sealed" for _, outcome in out):
         log.sealed()  # every seal moves the head (docs/log-format.md, Head)
     return out
 
 
-def seal_before(log: "EventLog", channel: str, chat: str, day: date) -> None:
-    """Auto-seal: when a chat gets a new day file, seal its earlier day files that are not sealed yet."""
+def seal_before(log: "EventLog", channel: str, chat: str, day: date, account: str = DEFAULT_ACCOUNT) -> None:
+    """Auto-seal: when a partition gets a new day file, seal its earlier day files that are not sealed yet."""
     if day == date.min:  # 0001-01-01: nothing before it (and date.min - 1 day overflows)
         return
-    c = _indexed(log.root, channel, chat)
+    c = _indexed(log.root, channel, chat, account)
     index = c.index if c is not None else {}
     since = c.last_day if c is not None else None
     if since is not None:
         if since >= day:
             return
         since += timedelta(days=1)
-    pending = [f.relpath for f in log_files(log.root, chat, since=since, until=day - timedelta(days=1), channel=channel)
-               if f.relpath not in index]
+    pending = [f.relpath for f in log_files(log.root, chat, since=since, until=day - timedelta(days=1), channel=channel,
+                                            accounts=[account]) if f.relpath not in index]
     if pending:
         seal_files(log, pending)
 

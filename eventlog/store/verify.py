@@ -10,13 +10,14 @@ import os
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import orjson
 
 from . import schema
 from .commitment import chain_hash, is_erased
-from .layout import log_files, parse_relpath
+from .layout import log_files, parse_relpath, seal_streams
+from .schema import ACCOUNT_RE, DEFAULT_ACCOUNT
 from .reader import Problem, iter_lines
 from .seal import read_seal_records
 
@@ -33,8 +34,8 @@ class VerifyReport:
         return not self.damage
 
 
-def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
-                  day_file: tuple[str, str, date] | None) -> tuple[list[str], list[int]]:
+def verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
+                 day_file: tuple[str, str, date, str] | None) -> tuple[list[str], list[int]]:
     """Check one chained file. Returns (hash of each complete line, byte offset after each line)."""
     hashes: list[str] = []
     ids: dict[str, int] = {}
@@ -92,9 +93,17 @@ def _verify_chain(path: Path, rel: str, emit: Callable[[Problem, bool], None],
                 damage(n, f"duplicate id {eid} (also line {ids[eid]})")
             ids[eid] = n
         if day_file:
-            channel, chat, day = day_file
+            channel, chat, day, account = day_file
             if obj.get("channel") != channel or str(obj.get("chat_id")) != chat:
                 damage(n, "event belongs to another chat/channel than its file")
+            got = obj.get("account", DEFAULT_ACCOUNT)
+            if got != account:
+                if account == DEFAULT_ACCOUNT and isinstance(got, str) and ACCOUNT_RE.fullmatch(got):
+                    # written before accounts had files of their own: intact, but in the shared file
+                    emit(Problem(rel, n, f"event of account {got!r} in the default account's file (written before "
+                                         "accounts were kept apart; `eventlog migrate` moves it)"), False)
+                else:
+                    damage(n, f"event of account {str(got)[:64]!r} in account {account!r}'s file")
             ts = obj.get("ts")
             if obj.get("event") != "log:repair" and (not isinstance(ts, str) or ts[:10] != day.isoformat()):
                 damage(n, f"ts {ts!r} is not on this file's day")
@@ -108,24 +117,10 @@ def schema_has_plain_content(obj: dict[str, Any]) -> bool:
     return has_content(obj) and not is_erased(obj)
 
 
-def _seal_files(root: Path, chats: Iterable[tuple[str, str]] | None) -> list[tuple[str, Path]]:
-    seals = root / "seals"
-    out = []
-    if chats is not None:
-        for channel, chat in chats:
-            p = seals / channel / f"{chat}.jsonl"
-            if p.exists():
-                out.append((f"seals/{channel}/{chat}.jsonl", p))
-        return out
-    if not seals.is_dir():
-        return out
-    for ch in sorted(os.listdir(seals)):
-        d = seals / ch
-        if d.is_dir():
-            for name in sorted(os.listdir(d)):
-                if name.endswith(".jsonl"):
-                    out.append((f"seals/{ch}/{name}", d / name))
-    return out
+def _seal_files(root: Path, chat: str | None) -> list[tuple[str, Path]]:
+    """Every partition's seal stream (of one chat id, in any channel and account, if `chat` is given)."""
+    name = None if chat is None else f"{chat}.jsonl"
+    return [(rel, root / rel) for rel in seal_streams(root) if name is None or rel.rsplit("/", 1)[1] == name]
 
 
 def verify(root: Path, chat: str | None = None, since: date | None = None, until: date | None = None,
@@ -141,15 +136,14 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
     measured: dict[str, tuple[list[str], list[int]]] = {}
     for lf in log_files(root, chat, since, until):
         report.files += 1
-        res = _verify_chain(lf.path, lf.relpath, record, (lf.channel, lf.chat_id, lf.day))
+        res = verify_chain(lf.path, lf.relpath, record, (lf.channel, lf.chat_id, lf.day, lf.account))
         measured[lf.relpath] = res
         report.lines += len(res[0])
 
-    seal_scope = None if chat is None else {(c, chat) for c in _channels(root)}
     migrated = _migrated(root)
-    for rel, path in _seal_files(root, seal_scope):
+    for rel, path in _seal_files(root, chat):
         report.files += 1
-        report.lines += len(_verify_chain(path, rel, record, None)[0])
+        report.lines += len(verify_chain(path, rel, record, None)[0])
         latest: dict[str, dict[str, Any]] = {}
         bad: list[tuple[int, str]] = []
         for rec in read_seal_records(path, bad):
@@ -162,31 +156,36 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
                 continue
             got = measured.get(frel)
             if got is None:
-                if not (root / frel).exists():
+                mig = migrated.get(frel)
+                moved_out = mig is not None and mig.get("new_lines") == 0 and mig.get("old_last") == rec["last"]
+                if not (root / frel).exists() and not moved_out:  # moved_out: its lines went to their accounts
                     record(Problem(frel, 0, f"sealed file is missing ({rec['lines']} lines sealed)"), True)
                 continue
-            _check_seal(frel, rec, got, migrated.get(frel), record)
+            damaged = any(p.relpath == frel for p in report.damage)
+            _check_seal(frel, rec, got, migrated.get(frel), record, damaged)
     if chat is None:
         dlp = root / "dlp"
         if dlp.is_dir():
             for name in sorted(os.listdir(dlp)):
                 if name.endswith(".jsonl"):
                     report.files += 1
-                    report.lines += len(_verify_chain(dlp / name, f"dlp/{name}", record, None)[0])
+                    report.lines += len(verify_chain(dlp / name, f"dlp/{name}", record, None)[0])
         from .head import CHECKPOINTS
         from .migrate import MIGRATIONS
 
         for rel in (CHECKPOINTS, MIGRATIONS):  # chained streams of their own
             if (root / rel).is_file():
                 report.files += 1
-                report.lines += len(_verify_chain(root / rel, rel, record, None)[0])
+                report.lines += len(verify_chain(root / rel, rel, record, None)[0])
     return report
 
 
 def _check_seal(frel: str, rec: dict[str, Any], got: tuple[list[str], list[int]], mig: dict[str, Any] | None,
-                record: Callable[[Problem, bool], None]) -> None:
+                record: Callable[[Problem, bool], None], damaged: bool = False) -> None:
     """A day file against its latest seal: line `lines` must have chain hash `last`. The byte count is checked too,
-    but a mismatch with matching hashes is only a warning (an erasure stopped before resealing)."""
+    but a mismatch with matching hashes is only a warning (an erasure stopped before resealing). A file whose chain is
+    damaged is never offered `eventlog seal` (which refuses it): resealing would commit to the damage."""
+    hint = "; its chain is damaged: restore it, do not reseal" if damaged else "; `eventlog seal` reseals"
     hashes, ends = got
     n = rec["lines"]
     if (mig and mig.get("old_lines") == n and mig.get("old_last") == rec["last"]
@@ -200,11 +199,11 @@ def _check_seal(frel: str, rec: dict[str, Any], got: tuple[list[str], list[int]]
     else:
         if ends[n - 1] != rec["bytes"]:
             record(Problem(frel, n, "sealed lines unchanged but their size differs from the seal (an erasure "
-                                    "stopped before resealing; `eventlog seal` reseals)"), False)
+                                    f"stopped before resealing{hint})"), False)
         if len(hashes) > n:
             record(Problem(frel, n + 1, f"{len(hashes) - n} line(s) after the seal, not resealed yet (a writer "
-                                        "stopped while extending a closed day, or lines added by hand; "
-                                        "`eventlog seal` reseals)"), False)
+                                        "stopped while extending a closed day, or lines added by hand"
+                                        f"{hint})"), False)
 
 
 def _migrated(root: Path) -> dict[str, dict[str, Any]]:
@@ -212,10 +211,3 @@ def _migrated(root: Path) -> dict[str, dict[str, Any]]:
     from .migrate import latest_records
 
     return latest_records(root)
-
-
-def _channels(root: Path) -> list[str]:
-    try:
-        return sorted(os.listdir(root / "raw"))
-    except FileNotFoundError:
-        return []

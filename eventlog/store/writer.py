@@ -18,9 +18,10 @@ import orjson
 
 from ..errors import BadEvent, DamagedLog, EventlogError
 from . import dupids, schema
+from .schema import DEFAULT_ACCOUNT
 from .commitment import chain_hash
 from .growing import read_last_line
-from .layout import RAW, parse_relpath, seal_relpath
+from .layout import RAW, parse_relpath
 from .lock import FileLock
 
 FSYNC_POLICIES = ("always", "batch", "never")
@@ -84,7 +85,12 @@ class EventLog:
             except BadEvent as exc:
                 raise BadEvent(str(exc), index=i) from None
             ts = prepared["ts"]  # day_relpath, inline: this loop runs once per event
-            rel = f"{RAW}/{prepared['channel']}/chats/{prepared['chat_id']}/{ts[0:4]}/{ts[5:7]}/{ts[8:10]}.jsonl"
+            acc = prepared.get("account", DEFAULT_ACCOUNT)
+            if acc == DEFAULT_ACCOUNT:
+                rel = f"{RAW}/{prepared['channel']}/chats/{prepared['chat_id']}/{ts[0:4]}/{ts[5:7]}/{ts[8:10]}.jsonl"
+            else:
+                rel = (f"{RAW}/{prepared['channel']}/accounts/{acc}/chats/{prepared['chat_id']}/"
+                       f"{ts[0:4]}/{ts[5:7]}/{ts[8:10]}.jsonl")
             if "id" in ev:
                 seen = supplied.setdefault(rel, {})
                 if prepared["id"] in seen:
@@ -182,7 +188,7 @@ class EventLog:
 
                 parsed = parse_relpath(rel)
                 if parsed:
-                    seal_before(self, parsed[0], parsed[1], parsed[2])
+                    seal_before(self, parsed.channel, parsed.chat_id, parsed.day, parsed.account)
         return result
 
     def _ensure_dirs(self, rel: str) -> bool:
@@ -265,7 +271,7 @@ class EventLog:
                 record = seal_record(rel, sealed["lines"] + len(lines), st.st_size, prev)
                 parsed = parse_relpath(rel)
                 assert parsed is not None  # only raw/ day files have a seal looked up
-                self.append_stream(seal_relpath(parsed[0], parsed[1]), [record])
+                self.append_stream(parsed.seal, [record])
                 self.sealed()
         except BaseException as exc:
             self._tails.pop(rel, None)
@@ -321,17 +327,11 @@ class EventLog:
         self._fsync_dir(path.parent)
         parsed = parse_relpath(rel)
         channel, chat = (parsed[0], parsed[1]) if parsed else ("eventlog", "stream")
-        event = schema.prepare(
-            {
-                "event": "log:repair",
-                "channel": channel,
-                "chat_id": chat,
-                "ts": _now_ts(),
-                "torn_bytes": len(torn),
-                "torn_sha256": schema.line_hash(torn),
-                "moved_to": aside.name,
-            }
-        )
+        repair = {"event": "log:repair", "channel": channel, "chat_id": chat, "ts": _now_ts(), "torn_bytes": len(torn),
+                  "torn_sha256": schema.line_hash(torn), "moved_to": aside.name}
+        if parsed and parsed.account != DEFAULT_ACCOUNT:
+            repair["account"] = parsed.account  # an account's file holds that account's events only
+        event = schema.prepare(repair)
         return event, self._pre_encode(event)
 
     def _sealed_record(self, rel: str) -> dict[str, Any] | None:
@@ -340,7 +340,7 @@ class EventLog:
         parsed = parse_relpath(rel)
         if not parsed:
             return None
-        return sealed_index(self.root, parsed[0], parsed[1]).get(rel)
+        return sealed_index(self.root, parsed.channel, parsed.chat_id, parsed.account).get(rel)
 
     def _check_against_seal(self, fd: int, rel: str, sealed: dict[str, Any]) -> int:
         """The sealed part must still end where the seal says, with the sealed last line (its chain hash; an edit

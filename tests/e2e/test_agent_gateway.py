@@ -1,10 +1,11 @@
 """Issue 13: the agent remembers — the recall plugin on the REAL OpenClaw gateway (the pinned release), offline.
 
 One gateway for the whole module: a patched private copy of openclaw (the tap writes the log), the plugin installed into
-its config by the real `eventlog agent install`, and a fake model that calls tools (agent_llm.ToolLLM). `commands.
-ownerAllowFrom` makes one user the owner; the others are ordinary allowlisted users. The checks run in file order:
-the fact after /new, the redacted secret, chat isolation (and the owner's scope "all"), a group chat, the recall:query
-events, and last `agent uninstall` restoring the config byte for byte. Secrets are generated at run time.
+its config — JSON5 with comments, as OpenClaw documents it (issue 24) — by the real `eventlog agent install`, and a
+fake model that calls tools (agent_llm.ToolLLM). `commands.ownerAllowFrom` makes one user the owner; the others are
+ordinary allowlisted users. The checks run in file order: the fact after /new, the redacted secret, chat isolation
+(and the owner's scope "all"), a group chat, the recall:query events, and last `agent uninstall` restoring the config
+byte for byte. Secrets are generated at run time.
 """
 from __future__ import annotations
 
@@ -68,16 +69,19 @@ class AgentGateway(Gateway):
     pre_install: bytes = b""
     installed: bytes = b""
 
-    def config(self) -> dict[str, Any]:
-        cfg = super().config()
-        self.pre_install = json.dumps(cfg, indent=2).encode()  # exactly what the harness would have written
+    def config_text(self) -> str:
+        # JSON5 as OpenClaw documents it (issue 24): comments and a trailing comma, which install must keep.
+        cfg = json.dumps(super().config(), indent=2)
+        self.pre_install = f"// the e2e gateway, written by hand\n{cfg[:-2]}, // trailing comma\n}}\n".encode()
         self.config_path.write_bytes(self.pre_install)
         r = subprocess.run([sys.executable, "-m", "eventlog", "agent", "install", "--config", str(self.config_path),
                             "--json"], capture_output=True, text=True, env=dict(os.environ,
                                                                                   EVENTLOG_DATA_DIR=str(self.data_dir)))
         assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["config_format"] == "json5"
         self.installed = self.config_path.read_bytes()
-        return json.loads(self.installed)
+        assert b"// the e2e gateway, written by hand" in self.installed and b"// trailing comma" in self.installed
+        return self.installed.decode()
 
 
 def agent_cli(g: AgentGateway, *args: str) -> subprocess.CompletedProcess[str]:
@@ -246,7 +250,7 @@ def test_every_recall_is_on_the_record(agw: AgentGateway, users: dict[str, int])
     assert len(recs) >= 7, recs
     first = next(e for e in recs if e["args"].get("query") == "boat called")
     assert first["tool"] == "eventlog_search" and first["scope"] == "chat"
-    assert first["scope_chat"] == str(users["alice"]) and first["hits"] >= 1 and first["ids"]
+    assert first["scope_chat"] == str(users["alice"]) and first["hits"] >= 1 and first["payload"]["ids"]
     assert isinstance(first["latency_ms"], int) and first["from"] == {"id": str(users["alice"])}
     assert first["origin"]["chat_from"] in ("nativeChannelId", "deliveryContext.to")
     denied = [e for e in recs if e["args"].get("scope") == "all" and e["scope"] == "chat"]

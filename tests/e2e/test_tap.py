@@ -114,7 +114,10 @@ def test_a_received_before_llm_and_sent_with_provider_id(patched: Gateway) -> No
     sent = wait_events(g.eventlog_root, lambda e: e["event"] == "message:sent" and e.get("message_id") == mid
                        and e["chat_id"] == str(user))
     assert len(sent) == 1
-    assert sent[0]["method"] == reply.method and sent[0]["outcome"] == {"ok": True, "message_id": mid}
+    bot = reply.response["result"]["from"]  # the sent message's sender, as Telegram returns it: the bot
+    assert sent[0]["method"] == reply.method and sent[0]["outcome"] == {
+        "ok": True, "message_id": mid,
+        "from": {"id": bot["id"], "is_bot": True, "username": bot["username"], "name": bot["first_name"]}}
     assert sent[0]["payload"]["text"] == reply.body["text"]
     assert sent[0]["site"] == "send", "default config: the final reply goes out through the outbound helper bot"
     assert reply.text().endswith("from the old release") and "held_back" not in (sent[0].get("dlp") or {})

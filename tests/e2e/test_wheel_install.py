@@ -113,5 +113,15 @@ def test_wheel_in_a_clean_venv(tmp_path: Path) -> None:
     assert rep["written"][0] == str(data / "releases" / prev / "manifest.json")
     assert (data / "diffs" / prev / "ingress-bot.diff").is_file()
 
+    # the agent tool with a JSON5 config, from the wheel alone (issue 24: the json5 dependency ships with it)
+    cfg = home / ".openclaw" / "openclaw.json"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("// by hand\n{\n  gateway: { mode: 'local', }, // loopback\n}\n")
+    r = ev("agent", "install", "--json")
+    assert r.returncode == 0 and orjson.loads(r.stdout)["config_format"] == "json5", r.stdout + r.stderr
+    assert "// loopback" in cfg.read_text()
+    r = ev("agent", "status", "--json")
+    assert r.returncode == 0 and orjson.loads(r.stdout)["ok"], r.stdout
+
     assert tree_hash(site) == before_site, "a command wrote into the installed package"
     assert tree_hash(work) == before_cwd == {}, "a command wrote into the current directory"

@@ -40,6 +40,8 @@ BENCHES = {
     "recall_eval": ([PY, "tools/bench/recall_eval.py"], []),
     "search_fresh": ([PY, "tools/bench/search_fresh.py"], ["--reps", "1", "--rounds", "1"]),
     "agent_hybrid": ([PY, "tools/bench/agent_hybrid.py"], ["--calls", "5"]),
+    "year": ([PY, "tools/bench/year.py"], ["--events", "30000", "--runs", "1"]),
+    "index_build": ([PY, "tools/bench/index_build.py"], ["--small", "2x60", "--big", "200x1"]),
     "long_message": ([PY, "tools/bench/long_message.py"], ["--messages", "500", "--whole", "20000"]),
 }
 

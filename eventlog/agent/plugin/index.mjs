@@ -46,8 +46,8 @@ const SEARCH_PARAMETERS = {
   properties: {
     query: { type: "string", minLength: 1, maxLength: MAX_QUERY_CHARS, description: `Words to look for, e.g. "wifi password" or "договор аренды" (at most ${MAX_QUERY_CHARS} characters).` },
     scope: { type: "string", enum: ["chat", "all"], description: "\"chat\" (default): this chat. \"all\": every chat — owner only; others get this chat." },
-    since: { type: "string", description: "First UTC day to search: 2026-11-30, \"yesterday\", \"today\", or \"7d\" (7 days ago)." },
-    until: { type: "string", description: "Last UTC day to search, same forms as since." },
+    since: { type: "string", description: "Search from the start of: a day 2026-11-30, a time 2026-11-30T18:00:00+03:00 (without an offset: the user's zone), \"yesterday\", \"today\", \"monday\", or \"7d\" (7 days ago)." },
+    until: { type: "string", description: "Search up to the end of: the same forms as since (\"yesterday\": through the end of yesterday)." },
     direction: { type: "string", enum: ["in", "out"], description: "\"in\": only what the user sent; \"out\": only what you sent." },
     limit: { type: "integer", minimum: 1, maximum: 50, description: "How many lines (default 10, at most 50)." },
     mode: { type: "string", enum: ["text", "fuzzy", "hybrid"], description: "\"text\" (default): the words, any case, also inside longer words. \"fuzzy\": tolerate typos and word forms. \"hybrid\": keyword + meaning (falls back to text where unavailable)." },
@@ -89,13 +89,23 @@ export function scopeFromContext(ctx, config = {}) {
       source = "deliveryContext.to";
     }
   }
+  // The account the conversation runs on (a private chat's id is the user's id, the same under each of the gateway's
+  // bots): the delivery's account, else the agent's; none means OpenClaw's default account (docs/agent.md, Trust).
+  const accountFrom = typeof dc.accountId === "string" && dc.accountId ? "deliveryContext.accountId"
+    : typeof ctx?.agentAccountId === "string" && ctx.agentAccountId ? "agentAccountId" : null;
+  const account = accountFrom === "deliveryContext.accountId" ? dc.accountId
+    : accountFrom === "agentAccountId" ? ctx.agentAccountId : null;
   const requester = ctx?.requesterSenderId != null ? String(ctx.requesterSenderId) : null;
   const allowList = Array.isArray(config.allowAll) ? config.allowAll.map(String) : [];
   const owner = ctx?.senderIsOwner === true;
   const allAllowed = owner || (requester !== null && allowList.includes(requester));
+  // scope "all" covers the account's chats; `allScopeAccounts` (a list, or "*" for every account) widens it
+  const allAccounts = config.allScopeAccounts === "*" ? "*"
+    : Array.isArray(config.allScopeAccounts) ? config.allScopeAccounts.map(String) : undefined;
   return {
-    chat, channel: channel ?? "telegram", requester, allAllowed,
-    origin: { chat_from: source, channel, sender_is_owner: owner, allow_listed: !owner && allAllowed },
+    chat, channel: channel ?? "telegram", account, allAccounts, requester, allAllowed,
+    origin: { chat_from: source, account_from: accountFrom, channel, sender_is_owner: owner,
+      allow_listed: !owner && allAllowed },
   };
 }
 
@@ -260,6 +270,8 @@ function makeTool(name, kind, ctx, config, runner) {
         channel: scope.channel, all_allowed: scope.allAllowed, requester: scope.requester, t0_ms: t0,
         origin: scope.origin,
       };
+      if (scope.account !== null) request.account = scope.account;
+      if (scope.allAccounts !== undefined) request.all_accounts = scope.allAccounts;
       let out;
       try {
         out = await runner(request);

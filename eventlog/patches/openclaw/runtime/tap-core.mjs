@@ -16,7 +16,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { AlertMerger, headOf } from "./dlp-alerts.mjs";
 import { createReleaser, DEFAULT_RELEASE_MS, withheldFindings, withheldSpans } from "./tap-release.mjs";
-import { isPlain, jsonSafe, nowIso, outcomeOf, receivedEvent, ulid } from "./tap-event.mjs";
+import { accountOf, chatKey, isPlain, jsonSafe, nowIso, outcomeOf, receivedEvent, ulid } from "./tap-event.mjs";
+import { chatDir } from "./writer-format.mjs";
 
 export { jsonSafe, receivedEvent, ulid };
 
@@ -87,7 +88,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   const merger = new AlertMerger();
   async function appendAlert(log, alert) {
     try {
-      await log.appendStream("dlp/alerts.jsonl", alert);
+      await log.appendStream("dlp/alerts.jsonl", storedAlert(alert));
       alertsDegraded = null;
     } catch (err) {
       alertsDegraded = `${err?.code ?? ""} ${err?.message ?? err}`.trim();
@@ -96,11 +97,24 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     }
   }
 
+  // What is derived from the secret goes into `payload`, a content field, so `forget` can erase it (the Python side:
+  // eventlog/dlp/alerts.py stored/shown).
+  function storedAlert(alert) {
+    const out = { ...alert };
+    const sealed = {};
+    for (const k of ["fingerprint", "masked", "head"]) {
+      if (out[k] !== undefined && out[k] !== null) sealed[k] = out[k];
+      delete out[k];
+    }
+    if (Object.keys(sealed).length) out.payload = { ...(alert.payload ?? {}), ...sealed };
+    return out;
+  }
+
   // The partition file's directory chain must be directories (or not exist yet) under the root.
-  async function preflight(root, chatId) {
+  async function preflight(root, chatId, account) {
     if (degraded) throw new Error(`event log unusable: ${degraded}`);
     const d = new Date();
-    const dir = join(root, "raw", "telegram", "chats", chatId, String(d.getUTCFullYear()),
+    const dir = join(root, chatDir("telegram", chatId, account), String(d.getUTCFullYear()),
       String(d.getUTCMonth() + 1).padStart(2, "0"));
     const hit = pathOk.get(dir);
     if (hit && Date.now() - hit < 1000) return;
@@ -217,15 +231,16 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
   }
 
   function transformer({ site, accountId } = {}) {
-    const account = accountId ?? "default";
+    const account = accountOf(accountId);
     return async (prev, method, payload, signal) => {
       if (PASS_METHODS.has(method) || method.startsWith("get")) return prev(method, payload, signal);
       const chatId = chatIdFor(method, payload);
+      const where = chatKey(account, chatId); // pending releases are per (account, chat): message ids are per bot
       const preview = PREVIEW_METHODS.has(method) && PREVIEW_SITES.has(site);
       if (chatId !== null && method === "deleteMessages" && Array.isArray(payload?.message_ids)) {
-        for (const m of payload.message_ids) releaser.cancel(`${chatId}|${m}`);
+        for (const m of payload.message_ids) releaser.cancel(`${where}|${m}`);
       }
-      const key = chatId !== null && payload?.message_id != null ? `${chatId}|${payload.message_id}` : null;
+      const key = chatId !== null && payload?.message_id != null ? `${where}|${payload.message_id}` : null;
       if (!preview) {
         // deleting the message, or a send-site text edit of it, drops a pending release; the edit lands after one
         // in flight
@@ -249,7 +264,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         const shown = res?.ok || /message is not modified/i.test(String(res?.description ?? ""));
         if (tracked) releaser.settle(key, token, shown && job ? job(mid) : null);
         else if (job && shown && mid !== undefined) {
-          const k = `${chatId}|${mid}`;
+          const k = `${where}|${mid}`;
           releaser.settle(k, await releaser.enter(k), job(mid));
         }
       }
@@ -281,7 +296,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     }
     if (chatId !== null) {
       try {
-        await preflight(root, chatId);
+        await preflight(root, chatId, account);
       } catch (err) {
         stderr(`openclaw-eventlog: ${method} to chat ${chatId} refused: ${err.message}`);
         throw new Error(`openclaw-eventlog: ${method} refused: event log cannot be written`);
@@ -292,7 +307,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     const msgId = payload?.message_id ?? null; // edits name their message; a send learns it from the reply
     const fresh = [];
     for (const { finding: f, field, head } of filtered.found) {
-      const [kind, known] = merger.decide(chatId, msgId, f.rule, f.start, f.end, field, head);
+      const [kind, known] = merger.decide(chatKey(account, chatId), msgId, f.rule, f.start, f.end, field, head);
       if (kind === "same") { if (!alertIds.includes(known)) alertIds.push(known); continue; }
       if (kind === "update") {
         // the secret grew across preview edits: the alert keeps its id and takes the longer fingerprint
@@ -303,7 +318,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
         if (!alertIds.includes(known)) alertIds.push(known);
         continue;
       }
-      const key = `${chatId}|${f.rule}|${f.fingerprint}`;
+      const key = `${chatKey(account, chatId)}|${f.rule}|${f.fingerprint}`;
       const seen = recentAlerts.get(key);
       if (seen && Date.now() - seen.at < ALERT_REPEAT_MS) {
         if (!alertIds.includes(seen.id)) alertIds.push(seen.id);
@@ -325,7 +340,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
       }));
       alertIds.push(alert.id);
       fresh.push({ rule: f.rule, start: f.start, end: f.end, id: alert.id, field, head });
-      if (msgId !== null) merger.add(chatId, msgId, f.rule, f.start, f.end, alert.id, field, head);
+      if (msgId !== null) merger.add(chatKey(account, chatId), msgId, f.rule, f.start, f.end, alert.id, field, head);
     }
     if (alertWrites.length && alertsDegraded !== null) {
       // the last alert append failed: this call's alerts must land before it may leave
@@ -365,7 +380,7 @@ export function createTap({ deps, stderr = (line) => process.stderr.write(line +
     }
     if (msgId === null && fresh.length) {
       const mid = outcomeOf(res).message_id;
-      if (mid !== undefined) for (const a of fresh) merger.add(chatId, mid, a.rule, a.start, a.end, a.id, a.field, a.head);
+      if (mid !== undefined) for (const a of fresh) merger.add(chatKey(account, chatId), mid, a.rule, a.start, a.end, a.id, a.field, a.head);
     }
     // The call went out: a failing append must not make OpenClaw believe the delivery failed. It leaves the
     // tap degraded (stderr line written), so the next outbound call is refused until an append succeeds.

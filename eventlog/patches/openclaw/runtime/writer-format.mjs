@@ -15,6 +15,10 @@ export const GENESIS_PREFIX = "openclaw-eventlog:v1:genesis:";
 export const EVENT_RE = /^[a-z][a-z0-9_]*(?::[a-z][a-z0-9_]*)+$/;
 export const CHANNEL_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 export const CHAT_ID_RE = /^[A-Za-z0-9_@-][A-Za-z0-9_@.-]{0,127}$/;
+// OpenClaw's canonical account id (normalizeAccountId, src/routing/account-id.ts, openclaw 2026.9.6); "default" is its
+// DEFAULT_ACCOUNT_ID, and an event without `account` belongs to it (docs/log-format.md, Layout).
+export const ACCOUNT_RE = /^[a-z0-9_][a-z0-9_-]{0,63}$/;
+export const DEFAULT_ACCOUNT = "default";
 export const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 const TS_RE = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:[0-5]\d)$/; // \d is ASCII-only in JS
 const NORMAL_TS_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -148,6 +152,13 @@ export function checkChannel(value) {
   return value;
 }
 
+export function checkAccount(value) {
+  if (typeof value !== "string" || !ACCOUNT_RE.test(value)) {
+    throw new BadEvent(`account must match [a-z0-9_][a-z0-9_-]{0,63} (OpenClaw's account id): ${JSON.stringify(String(value).slice(0, 40))}`);
+  }
+  return value;
+}
+
 /** Validate an input event and fill `v` and `id` (the writer fills `prev`). Returns a new object. */
 export function prepare(event) {
   if (event === null || typeof event !== "object" || Array.isArray(event)) {
@@ -174,6 +185,7 @@ export function prepare(event) {
   }
   out.channel = checkChannel(out.channel);
   out.chat_id = checkChatId(out.chat_id);
+  if ("account" in out) out.account = checkAccount(out.account);
   out.ts = normalizeTs(out.ts);
   if (out.id !== undefined) {
     if (typeof out.id !== "string" || !ULID_RE.test(out.id)) {
@@ -303,20 +315,36 @@ export function encodeWithPrev(event, prev) {
   return line;
 }
 
-export function dayRelpath(channel, chatId, ts) {
-  return `raw/${channel}/chats/${chatId}/${ts.slice(0, 4)}/${ts.slice(5, 7)}/${ts.slice(8, 10)}.jsonl`;
+/** The directory of one partition (channel, account, chat): the default account keeps raw/<channel>/chats/. */
+export function chatDir(channel, chatId, account = DEFAULT_ACCOUNT) {
+  return account === DEFAULT_ACCOUNT ? `raw/${channel}/chats/${chatId}` : `raw/${channel}/accounts/${account}/chats/${chatId}`;
 }
 
-/** (channel, chatId, "yyyy-mm-dd") of a day file's relative path, or null. */
+export function dayRelpath(channel, chatId, ts, account = DEFAULT_ACCOUNT) {
+  return `${chatDir(channel, chatId, account)}/${ts.slice(0, 4)}/${ts.slice(5, 7)}/${ts.slice(8, 10)}.jsonl`;
+}
+
+/** The seal stream of one partition. */
+export function sealRelpath(channel, chatId, account = DEFAULT_ACCOUNT) {
+  return account === DEFAULT_ACCOUNT ? `seals/${channel}/${chatId}.jsonl` : `seals/${channel}/accounts/${account}/${chatId}.jsonl`;
+}
+
+/** (channel, chatId, "yyyy-mm-dd", account) of a day file's relative path, or null. */
 export function parseRelpath(rel) {
   const p = rel.split("/");
+  let account = DEFAULT_ACCOUNT;
+  if (p.length === 9 && p[2] === "accounts" && p[4] === "chats") {
+    account = p[3];
+    if (account === DEFAULT_ACCOUNT || !ACCOUNT_RE.test(account)) return null; // the default account has one place
+    p.splice(2, 2);
+  }
   if (p.length !== 7 || p[0] !== "raw" || p[2] !== "chats") return null;
   if (!CHANNEL_RE.test(p[1]) || !CHAT_ID_RE.test(p[3])) return null;
   if (!/^\d{4}$/.test(p[4]) || !/^\d\d$/.test(p[5]) || !/^\d\d\.jsonl$/.test(p[6])) return null;
   const day = `${p[4]}-${p[5]}-${p[6].slice(0, 2)}`;
   const y = Number(p[4]), m = Number(p[5]), d = Number(p[6].slice(0, 2));
   if (m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m)) return null;
-  return { channel: p[1], chatId: p[3], day };
+  return { channel: p[1], chatId: p[3], day, account };
 }
 
 export function nowTs() {

@@ -1,10 +1,10 @@
 // Checkpoints for the JS writer (eventlog/head.py is the other side; docs/log-format.md, "Head"). After every seal the
-// writer appends to seals/checkpoints.jsonl a record of each covered stream (seals/<channel>/<chat>.jsonl,
+// writer appends to seals/checkpoints.jsonl a record of each covered stream (every partition's seal stream,
 // dlp/alerts.jsonl, dlp/reviews.jsonl) that changed since the last checkpoint: its complete lines, their bytes and the
 // chain hash of the last one. The head (`eventlog head`) is the chain hash of the checkpoint file's last line.
 import { mkdir, open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { nowTs } from "./writer-format.mjs";
+import { ACCOUNT_RE, DEFAULT_ACCOUNT, nowTs } from "./writer-format.mjs";
 import { chainHash } from "./writer-commit.mjs";
 import { readLastLine, withFileLock } from "./writer-io.mjs";
 
@@ -15,9 +15,12 @@ const HEX64 = /^[0-9a-f]{64}$/;
 async function coveredStreams(root) {
   const out = [];
   const ls = async (d) => (await readdir(d, { withFileTypes: true }).catch(() => []));
+  const streams = async (dir) => (await ls(join(root, dir))).filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
+    .map((e) => `${dir}/${e.name}`).sort();
   for (const ch of (await ls(join(root, "seals"))).filter((e) => e.isDirectory()).map((e) => e.name).sort()) {
-    for (const f of (await ls(join(root, "seals", ch))).filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
-      .map((e) => e.name).sort()) out.push(`seals/${ch}/${f}`);
+    out.push(...await streams(`seals/${ch}`));
+    for (const acc of (await ls(join(root, "seals", ch, "accounts"))).filter((e) => e.isDirectory()).map((e) => e.name)
+      .filter((a) => a !== DEFAULT_ACCOUNT && ACCOUNT_RE.test(a)).sort()) out.push(...await streams(`seals/${ch}/accounts/${acc}`));
   }
   for (const rel of DLP_STREAMS) {
     if ((await stat(join(root, rel)).catch(() => null))?.isFile()) out.push(rel);

@@ -1,16 +1,16 @@
 // Seals for the JS writer (eventlog/seal.py is the other side): per closed day file, a chained record of its line
-// count, size and last hash in seals/<channel>/<chat_id>.jsonl. A seal makes truncation, deletion of a whole file and
+// count, size and last hash in seals/<channel>/<chat_id>.jsonl (another account's: seals/<channel>/accounts/<account>/…). A seal makes truncation, deletion of a whole file and
 // edits of the last lines visible, which the chain alone cannot. `log` is the writer (root, sealCache, appendStream).
 import { constants as C } from "node:fs";
 import { open, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { nowTs, parseRelpath } from "./writer-format.mjs";
+import { DEFAULT_ACCOUNT, chatDir, nowTs, parseRelpath, sealRelpath } from "./writer-format.mjs";
 import { chainHash } from "./writer-commit.mjs";
 import { DamagedLog, readLastLine } from "./writer-io.mjs";
 import { checkpoint } from "./writer-head.mjs";
 
-export async function sealedIndex(log, channel, chatId) {
-  const path = join(log.root, "seals", channel, `${chatId}.jsonl`);
+export async function sealedIndex(log, channel, chatId, account = DEFAULT_ACCOUNT) {
+  const path = join(log.root, sealRelpath(channel, chatId, account));
   let st;
   try { st = await stat(path, { bigint: true }); } catch (e) { if (e.code === "ENOENT") return new Map(); throw e; }
   const hit = log.sealCache.get(path);
@@ -35,7 +35,7 @@ function wellFormed(rec) {
 
 export async function sealedRecord(log, rel) {
   const p = parseRelpath(rel);
-  return p ? (await sealedIndex(log, p.channel, p.chatId)).get(rel) ?? null : null;
+  return p ? (await sealedIndex(log, p.channel, p.chatId, p.account)).get(rel) ?? null : null;
 }
 
 /** The file must still begin with exactly what was sealed: line `lines` has chain hash `last`, found at byte `bytes`
@@ -86,30 +86,30 @@ export async function checkAgainstSeal(fh, rel, sealed) {
   return n;
 }
 
-/** Auto-seal: a chat got a new day file, so seal its earlier day files that are not sealed yet. */
-export async function sealBefore(log, channel, chatId, day) {
-  const index = await sealedIndex(log, channel, chatId);
+/** Auto-seal: a partition got a new day file, so seal its earlier day files that are not sealed yet. */
+export async function sealBefore(log, channel, chatId, day, account = DEFAULT_ACCOUNT) {
+  const index = await sealedIndex(log, channel, chatId, account);
   let since = null;
   for (const rel of index.keys()) {
     const p = parseRelpath(rel);
     if (p && (since === null || p.day > since)) since = p.day;
   }
   let sealed = false;
-  for (const rel of await dayFiles(log, channel, chatId)) {
+  for (const rel of await dayFiles(log, chatDir(channel, chatId, account))) {
     const d = parseRelpath(rel).day;
     if (d < day && (since === null || d > since) && !index.has(rel)) sealed = (await sealFile(log, rel)) || sealed;
   }
   if (sealed) await checkpoint(log); // every seal moves the head (docs/log-format.md, Head)
 }
 
-async function dayFiles(log, channel, chatId) {
-  const base = join(log.root, "raw", channel, "chats", chatId);
+async function dayFiles(log, dir) {
+  const base = join(log.root, dir);
   const ls = async (d, re) => (await readdir(d).catch(() => [])).filter((n) => re.test(n)).sort();
   const out = [];
   for (const y of await ls(base, /^\d{4}$/)) {
     for (const m of await ls(join(base, y), /^\d\d$/)) {
       for (const f of await ls(join(base, y, m), /^\d\d\.jsonl$/)) {
-        const rel = `raw/${channel}/chats/${chatId}/${y}/${m}/${f}`;
+        const rel = `${dir}/${y}/${m}/${f}`;
         if (parseRelpath(rel)) out.push(rel);
       }
     }
@@ -129,9 +129,9 @@ async function sealFile(log, rel) {
       if (torn || lines === 0) return false; // a torn tail is sealed after the next append repairs it
       const [last] = await readLastLine(fh, size);
       const lastHash = chainHash(last);
-      const cur = (await sealedIndex(log, p.channel, p.chatId)).get(rel);
+      const cur = (await sealedIndex(log, p.channel, p.chatId, p.account)).get(rel);
       if (cur && cur.lines === lines && cur.bytes === size && cur.last === lastHash) return false;
-      await log.appendStream(`seals/${p.channel}/${p.chatId}.jsonl`, sealRecord(rel, lines, size, lastHash));
+      await log.appendStream(sealRelpath(p.channel, p.chatId, p.account), sealRecord(rel, lines, size, lastHash));
       return true;
     } finally {
       await fh.close();

@@ -28,7 +28,7 @@ import { mkdir, open, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import {
-  BadEvent, EventlogError, dayRelpath, genesis, lineHash, newId, nowTs, parseRelpath, prepare,
+  BadEvent, DEFAULT_ACCOUNT, EventlogError, dayRelpath, genesis, lineHash, newId, nowTs, parseRelpath, prepare, sealRelpath,
 } from "./writer-format.mjs";
 import { chainHash, encodeForms } from "./writer-commit.mjs";
 import { openFd, readLastLine, writeAll } from "./writer-io.mjs";
@@ -86,7 +86,7 @@ class EventLog {
   async append(event) {
     const prepared = prepare(event);
     const forms = encodeForms(prepared, PLACEHOLDER);
-    return this.enqueue(dayRelpath(prepared.channel, prepared.chat_id, prepared.ts), prepared, forms);
+    return this.enqueue(dayRelpath(prepared.channel, prepared.chat_id, prepared.ts, prepared.account), prepared, forms);
   }
 
   /** Validate all, then append each to its file → Promise of the stored events (in input order). */
@@ -95,7 +95,7 @@ class EventLog {
       try {
         const prepared = prepare(ev);
         const forms = encodeForms(prepared, PLACEHOLDER);
-        return [dayRelpath(prepared.channel, prepared.chat_id, prepared.ts), prepared, forms];
+        return [dayRelpath(prepared.channel, prepared.chat_id, prepared.ts, prepared.account), prepared, forms];
       } catch (e) {
         if (e instanceof BadEvent) e.index = i;
         throw e;
@@ -236,7 +236,7 @@ class EventLog {
       // The events are durable by now: a failed auto-seal must not turn their append into an error (the tap would
       // refuse sends for it). It is reported; `eventlog seal` does the same work later.
       if (p) {
-        await sealBefore(this, p.channel, p.chatId, p.day).catch((err) => this.warn(
+        await sealBefore(this, p.channel, p.chatId, p.day, p.account).catch((err) => this.warn(
           `openclaw-eventlog: auto-seal of ${p.channel}/${p.chatId} before ${p.day} failed: ${err?.message ?? err}`));
       }
     }
@@ -290,7 +290,7 @@ class EventLog {
         if (sealed) {
           // The day was sealed and still matched its seal: extend the seal inside the same critical section.
           const p = parseRelpath(rel);
-          await this.appendStream(`seals/${p.channel}/${p.chatId}.jsonl`,
+          await this.appendStream(sealRelpath(p.channel, p.chatId, p.account),
             sealRecord(rel, sealed.lines + lines.length, st.size + data.length, prev));
           this.resealed = true;
         }
@@ -346,10 +346,12 @@ class EventLog {
     await fh.sync();
     await this.fsyncDir(dirname(path));
     const p = parseRelpath(rel);
-    const prepared = prepare({
+    const repair = {
       event: "log:repair", channel: p ? p.channel : "eventlog", chat_id: p ? p.chatId : "stream", ts: nowTs(),
       torn_bytes: torn.length, torn_sha256: lineHash(torn), moved_to: movedTo,
-    });
+    };
+    if (p && p.account !== DEFAULT_ACCOUNT) repair.account = p.account; // an account's file holds its events only
+    const prepared = prepare(repair);
     const [line, form] = encodeForms(prepared, PLACEHOLDER);
     const buf = lineBytes(line);
     return { prepared, buf, at: buf.indexOf(PLACEHOLDER, 0, "latin1"), form };

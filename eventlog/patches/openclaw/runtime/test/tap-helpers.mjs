@@ -39,12 +39,14 @@ export async function fakeTelegram() {
       try { json = JSON.parse(body || "{}"); } catch { json = { _raw: body }; }
       requests.push({ method, body: json, raw: body });
       let result = true;
+      const me = { id: 7000001, is_bot: true, first_name: "T", username: "tap_test_bot" };
       if (method.startsWith("send") && method !== "sendChatAction") {
+        // a sent message names its sender, the bot, as Telegram's do
         result = method === "sendMediaGroup"
-          ? (json.media || []).map(() => ({ message_id: nextId++, chat: { id: Number(json.chat_id) }, date: 0 }))
-          : { message_id: nextId++, chat: { id: Number(json.chat_id) }, date: 0, text: json.text };
+          ? (json.media || []).map(() => ({ message_id: nextId++, from: me, chat: { id: Number(json.chat_id) }, date: 0 }))
+          : { message_id: nextId++, from: me, chat: { id: Number(json.chat_id) }, date: 0, text: json.text };
       } else if (method === "getMe") {
-        result = { id: 7000001, is_bot: true, first_name: "T", username: "tap_test_bot" };
+        result = me;
       }
       res.setHeader("content-type", "application/json");
       res.end(JSON.stringify({ ok: true, result }));

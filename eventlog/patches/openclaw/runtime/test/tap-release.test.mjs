@@ -143,7 +143,7 @@ test("a stalled key is released as a redaction with one near_format alert; a com
     assert.deepEqual(withheld.map((a) => [a.rule, a.tier, a.severity, a.action]).sort(), [
       ["anthropic-api-key", "near_format", "high", "redact"], ["aws-access-key-id", "near_format", "high", "redact"],
       ["payment-card", "near_format", "medium", "redact"]]);
-    for (const a of withheld) assert.ok(/^[0-9a-f]{64}$/.test(a.fingerprint) && !a.masked.includes(key.slice(0, 8)));
+    for (const a of withheld) assert.ok(/^[0-9a-f]{64}$/.test(a.payload.fingerprint) && !a.payload.masked.includes(key.slice(0, 8)));
     // the complete key: confirmed, one alert (its release and the same key in m5 within ALERT_REPEAT_MS reuse it)
     const full = alerts.filter((a) => !a.withheld);
     assert.deepEqual(full.map((a) => [a.rule, a.tier]), [["anthropic-api-key", "confirmed"]], JSON.stringify(full.map((a) => [a.rule, a.tier, a.message_id])));

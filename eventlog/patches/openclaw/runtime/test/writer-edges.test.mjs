@@ -75,8 +75,8 @@ test("compareCodePoints orders by code point: U+10000 (a surrogate pair) sorts a
 
 test("parseRelpath: the day file's path and nothing else", async () => {
   const { parseRelpath } = await import("../writer-format.mjs");
-  assert.deepEqual(parseRelpath("raw/telegram/chats/42/2026/11/30.jsonl"), { channel: "telegram", chatId: "42", day: "2026-11-30" });
-  assert.deepEqual(parseRelpath("raw/telegram/chats/-100/2024/02/29.jsonl"), { channel: "telegram", chatId: "-100", day: "2024-02-29" });
+  assert.deepEqual(parseRelpath("raw/telegram/chats/42/2026/11/30.jsonl"), { channel: "telegram", chatId: "42", day: "2026-11-30", account: "default" });
+  assert.deepEqual(parseRelpath("raw/telegram/chats/-100/2024/02/29.jsonl"), { channel: "telegram", chatId: "-100", day: "2024-02-29", account: "default" });
   for (const bad of ["raw/telegram/chats/42/2026/11/31.jsonl", "raw/telegram/chats/42/2026/13/01.jsonl",
     "raw/telegram/chats/42/2026/00/01.jsonl", "raw/telegram/chats/42/2026/11/00.jsonl", "raw/telegram/chats/42/2025/02/29.jsonl",
     "raw/telegram/chats/42/2026/1/30.jsonl", "raw/telegram/chats/42/26/11/30.jsonl", "raw/telegram/chats/42/2026/11/30.json",
