@@ -39,7 +39,13 @@ TEXT_CAP = 12_000
 MODES = ("text", "fuzzy", "hybrid")
 CANNOT_SEE = ("The log holds Telegram messages received and sent since the eventlog tap was installed; it cannot see "
               "other channels, tool outputs, files' contents, or chats outside your scope.")
+# Characters of the model's query, for every mode. The same number as eventlog.search.MAX_QUERY_CHARS and the
+# plugin schema's maxLength (tests/test_bounds_agent.py holds them equal); not imported from there, because the
+# search package loads numpy, which a text-mode call never needs.
+MAX_QUERY_CHARS = 2_000
+WORDS_CHARS = 200  # of the query words echoed in the header
 _TAG = re.compile(r"<[^>]*>")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class ToolError(EventlogError):
@@ -75,27 +81,39 @@ def _window(text: str, words: list[str]) -> str:
     return ("…" if start else "") + cut + ("…" if start + SNIPPET_CHARS < len(flat) else "")
 
 
+def one_line(s: str) -> str:
+    """s with every control character, newline and line/paragraph separator escaped (`\\n`, `\\x1b`, `\\u2028`):
+    a name or text cannot start a line of its own in what the model reads (a forged `out assistant: …`)."""
+    return _CONTROL.sub(lambda m: repr(m[0])[1:-1], s)
+
+
 def line_for(scanner: Any, ev: dict[str, Any], words: list[str] | None = None, *, full: bool = False) -> str:
     """`[<event id>] <time> <in|out> <sender>: <snippet>`; the text is redacted before it is cut, the line after."""
     body = redact(scanner, _plain(ev))
     body = " ".join(body.split()) if full else _window(body, words or [])
     ts = v if isinstance(v := ev.get("ts"), str) else "?"
     when = ts[:16].replace("T", " ") + "Z" if len(ts) >= 16 else ts
-    line = redact(scanner, f"[{ev.get('id')}] {when} {ev.get('direction') or '?'} {render.who(ev)}: {body}")
+    line = one_line(redact(scanner, f"[{ev.get('id')}] {when} {ev.get('direction') or '?'} {render.who(ev)}: {body}"))
     return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…"
 
 
 def _cap(header: str, lines: list[str], more: int) -> tuple[str, int]:
+    """The header and as many lines as fit in TEXT_CAP characters, the whole text included (header, trailer)."""
+    trailer = "(… {} more not shown; narrow the query or the dates)"
+    room = TEXT_CAP - len(trailer) - 12  # the trailer's line, its count included, always fits after what is shown
+    header = one_line(header)
+    if len(header) > room:
+        header = header[:room - 1] + "…"
     out, size, shown = [header], len(header), 0
     for ln in lines:
-        if size + len(ln) + 1 > TEXT_CAP:
+        if size + len(ln) + 1 > room:
             break
         out.append(ln)
         size += len(ln) + 1
         shown += 1
     hidden = len(lines) - shown + more
     if hidden > 0:
-        out.append(f"(… {hidden} more not shown; narrow the query or the dates)")
+        out.append(trailer.format(hidden))
     return "\n".join(out), shown
 
 
@@ -105,7 +123,7 @@ def _when(v: Any, name: str, tz: tzinfo) -> datetime | None:
         return None
     try:
         return (when.since if name == "since" else when.until)(str(v), tz)
-    except EventlogError:
+    except (EventlogError, ValueError, OverflowError):  # "99999999d" is past the calendar: bad arguments too
         raise ToolError(f"{name} must be a time like 2026-11-30, 2026-11-30T18:00:00+03:00, 'yesterday' or '7d', "
                         f"not {str(v)[:40]!r}") from None
 
@@ -155,6 +173,8 @@ def _search(root: Path, req: dict[str, Any], scanner: Any, tz: tzinfo) -> dict[s
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ToolError("query is required: the words to look for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ToolError(f"query is {len(query)} characters; at most {MAX_QUERY_CHARS}: pass the distinctive words")
     mode = args.get("mode") or "text"
     if mode not in MODES:
         raise ToolError(f"mode must be one of {', '.join(MODES)}")
@@ -203,6 +223,7 @@ def _search(root: Path, req: dict[str, Any], scanner: Any, tz: tzinfo) -> dict[s
     where = "all chats" if scope == "all" or chats is None else \
         f"this chat ({req.get('channel') or 'telegram'}{acct} {chats[0]})"
     words = ", ".join(ranked.words)
+    words = words if len(words) <= WORDS_CHARS else words[:WORDS_CHARS - 1] + "…"
     back = (f" since {when.iso(ranked.searched_since)} (older days not read: enough matches; pass until to look "
             f"further back)") if ranked.searched_since else ""
     head = (f"eventlog_search: {ranked.total} message(s) match [{words}] in {where}{back}, mode {used}; "
@@ -280,6 +301,9 @@ def handle(req: dict[str, Any], root: Path | None = None, *, record: bool = True
         from .record import record_query
 
         problem = record_query(root, req, out)
-        if problem:
-            out["record_error"] = problem
+        if problem:  # a call off the record returns nothing: what the model saw must be what the trail says
+            out = {"ok": False, "hits": 0, "ids": [], "error": problem, "error_kind": "not_recorded",
+                   "record_error": problem, "latency_ms": out["latency_ms"],
+                   "text": f"eventlog_{tool}: the call could not be recorded ({problem}), so no results are shown. "
+                           "Answer without the history and say it was unavailable."}
     return out

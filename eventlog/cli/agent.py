@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
 from .common import CliError, emit_json, handle_errors, root_option
 from .main import cli
@@ -150,16 +149,17 @@ def call(root: Path) -> None:
     Example:
       echo '{"tool":"search","args":{"query":"wifi"},"chat":"123"}' | eventlog agent call
     """
+    from ..agent import protocol
     from ..agent.tool import handle
 
     try:
-        req = orjson.loads(sys.stdin.buffer.read())
-    except orjson.JSONDecodeError as exc:
-        raise CliError(f"the request on stdin is not JSON: {exc}") from None
-    if not isinstance(req, dict):
-        raise CliError("the request on stdin must be a JSON object")
+        data = sys.stdin.buffer.read(protocol.MAX_LINE + 1)  # bounded, as serve's lines are
+        req = protocol.parse(data if len(data) <= protocol.MAX_LINE else None)
+    except protocol.ProtocolError as exc:
+        raise CliError(f"the request on stdin: {exc}") from None
     out = handle(req, root, tz=user_zone(None, root))
-    emit_json(out)  # JSON without --json: this is the plugin's protocol (a request object in, a result object out)
+    # JSON without --json: this is the plugin's protocol (a request object in, a result object out)
+    sys.stdout.buffer.write(protocol.encode(out))
     if out.get("record_error"):
         click.echo(f"eventlog: {out['record_error']}", err=True)
 
@@ -175,21 +175,20 @@ def serve(root: Path) -> None:
     Example:
       eventlog agent serve < requests.jsonl
     """
+    from ..agent import protocol
     from ..agent.tool import handle
 
     tz = user_zone(None, root)
-    for line in sys.stdin.buffer:
-        if not line.strip():
-            continue
-        req = None
+    for line in protocol.lines(sys.stdin.buffer):
         try:
-            req = orjson.loads(line)
-            out = handle(req, root, tz=tz) if isinstance(req, dict) else {"ok": False, "error": "not an object"}
-        except orjson.JSONDecodeError as exc:
-            out = {"ok": False, "error": f"not JSON: {exc}"}
-        if isinstance(req, dict) and "seq" in req:
-            out["seq"] = req["seq"]
-        sys.stdout.buffer.write(orjson.dumps(out) + b"\n")
+            req = protocol.parse(line)
+        except protocol.ProtocolError as exc:
+            out = protocol.error(exc)
+        else:
+            out = handle(req, root, tz=tz)
+            if "seq" in req:
+                out["seq"] = req["seq"]
+        sys.stdout.buffer.write(protocol.encode(out))
         sys.stdout.flush()
         if out.get("record_error"):
             click.echo(f"eventlog: {out['record_error']}", err=True)

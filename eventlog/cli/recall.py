@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -29,19 +30,24 @@ _chat_option = click.option("--chat", "chats", multiple=True, metavar="CHAT_ID",
               help="Write the result to FILE (0600, atomically: replaced only when the query succeeded; refused inside "
                    "the log root; `-` is standard output). Required for parquet on a terminal.")
 @click.option("--explain", is_flag=True, help="Print the SQL the views expand to (and the files bound), run nothing.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0), default=300, show_default=True,
+              metavar="SECONDS", help="Stop the query after this long (exit 2); 0: no limit. Ctrl-C stops it too.")
+@click.option("--memory-limit", default="400MB", show_default=True, metavar="SIZE",
+              help="DuckDB's memory limit (e.g. 1GB); beyond it DuckDB spills to a private temp directory or fails.")
 @_chat_option
 @account_option
 @time_range
 @root_option
 @handle_errors
 def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_json: bool, output: str | None,
-        explain: bool, chats: tuple[str, ...], accounts: tuple[str, ...], since: datetime | None,
-        until: datetime | None, tz: tzinfo, root: Path) -> None:
+        explain: bool, timeout_s: float, memory_limit: str, chats: tuple[str, ...], accounts: tuple[str, ...],
+        since: datetime | None, until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Run a read-only DuckDB QUERY over the log (`-` reads it from stdin).
 
     Views: events (every event, explicit schema), messages (received and sent, flattened, with reply_to_message_id
     and is_edit/edits_message_id), edits (each edit beside the message it edits), chats (type, title, first/last
-    seen, counts by direction), dlp_alerts, dlp_reviews. Exit 0 when the result has rows, 1 when empty, 2 on error.
+    seen, counts by direction), dlp_alerts, dlp_reviews. Exit 0 when the result has rows, 1 when empty, 2 on error
+    or --timeout, 130 on Ctrl-C (143 on SIGTERM): either signal stops the query inside DuckDB.
 
     \b
     Examples:
@@ -65,10 +71,18 @@ def sql(query: str, params: tuple[tuple[str, str], ...], fmt: str | None, as_jso
         return
     bound = dict(params)
     with q.duckdb_errors():
-        con, src = q.connect(scope, src)
-        cur = q.execute(con, query, bound)
-        with output_to(output or "-", root, binary=fmt == "parquet") as f:
-            rows = write_result(cur, fmt, f, tz=tz)
+        try:
+            with q.bounded(timeout_s) as guard:
+                con, src = q.connect(scope, src, memory_limit=memory_limit)
+                guard.con = con
+                cur = q.execute(con, query, bound)
+                with output_to(output or "-", root, binary=fmt == "parquet") as f:
+                    rows = write_result(cur, fmt, f, tz=tz)
+        except q.Interrupted as exc:
+            if exc.signum == signal.SIGINT:
+                raise KeyboardInterrupt from None  # exit 130, one line (cli/main.py)
+            click.echo("eventlog: terminated", err=True)
+            sys.exit(128 + exc.signum)
         _report_skipped(q.invalid_lines(con, src, root))
     for unit in src.stale:
         click.echo(f"eventlog: compaction {unit} is stale (day files changed since it was built); those files were "
@@ -137,8 +151,8 @@ def compact(until: datetime | None, tz: tzinfo, rebuild: bool, check: bool, as_j
 @cli.command()
 @click.argument("pattern", required=False)
 @click.option("-i", "--ignore-case", is_flag=True, help="Case-insensitive, Unicode simple case folding as Python's re.IGNORECASE (Ё/ё; ß is not ss).")
-@click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python `re` syntax; each message "
-              "gets a 1 s budget — a catastrophically backtracking regex is an error, exit 2).")
+@click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python `re` syntax; the search's "
+              "checks share a 10 s budget — a catastrophically backtracking regex is an error, exit 2).")
 @click.option("--fuzzy", is_flag=False, flag_value=str(80.0), default=None, metavar="[SCORE]",
               help="Fuzzy word match (typos, word forms), rapidfuzz ratio ≥ SCORE (default 80).")
 @click.option("-w", "--word-regexp", "word", is_flag=True, help="Only matches with no word character on either side.")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator
 
 from ..errors import EventlogError
+from ..store.jsondepth import depth
 
 CHUNK = 1 << 20
 MAX_RECORD = 256 << 10  # characters; Telegram caps a message at 4096 characters, its JSON record is a few KB,
@@ -24,11 +25,25 @@ MAX_RECORD = 256 << 10  # characters; Telegram caps a message at 4096 characters
 MAX_VALUE = 64 << 20  # any other value we must read (personal_information, contacts, …)
 _WS = re.compile(r"[ \t\n\r]*")
 _SEP = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
+MAX_DEPTH = 32  # levels of nesting in one value: a message record has 4 (record → text → entity → field)
 
 
 class BadExport(EventlogError):
     """The input is not a complete, well-formed Telegram Desktop JSON export."""
+
+
+def _no_constant(name: str) -> Any:
+    # Python's json reads NaN/Infinity (not JSON) as floats, which the log would then store as null
+    raise BadExport(f"{name} is not a JSON number (malformed export)")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def _bounded(obj: Any, where: str) -> Any:
+    if isinstance(obj, (dict, list)) and depth(obj, MAX_DEPTH) > MAX_DEPTH:
+        raise BadExport(f"a value at {where} is nested deeper than {MAX_DEPTH} levels: not a Telegram Desktop export")
+    return obj
 
 
 @dataclass
@@ -106,8 +121,12 @@ class _Reader:
                 # a number or literal that ends exactly at the buffer's end may continue in the next chunk
                 if end < len(self.buf) or self.eof or isinstance(obj, (dict, list, str)):
                     size = end - self.pos
+                    obj = _bounded(obj, self.where())
                     self.pos = end
                     return obj, size
+            except RecursionError:
+                raise BadExport(f"a value at {self.where()} is nested deeper than {MAX_DEPTH} levels: "
+                                "not a Telegram Desktop export") from None
             except json.JSONDecodeError as exc:
                 if self.eof:
                     raise BadExport(f"truncated or malformed export at {self.where(exc.pos)}: {exc.msg}") from None
@@ -196,8 +215,8 @@ class Walk:
             end = -1
             try:
                 rec, end = decode(buf, pos)
-            except json.JSONDecodeError:
-                pass
+            except (json.JSONDecodeError, RecursionError):
+                pass  # the general path below reads it again, and says what is wrong
             m = sep(buf, end) if end >= 0 else None
             if m is None:  # the record or its separator crosses the end of the buffer (or the input is bad)
                 rec, size = r.value(MAX_RECORD)
@@ -210,6 +229,8 @@ class Walk:
             if size > MAX_RECORD:
                 raise BadExport(f"a record at {r.where()} is larger than {MAX_RECORD >> 10} KiB characters: "
                                 "not a Telegram Desktop export record")
+            if buf.count("[", pos, end) + buf.count("{", pos, end) > MAX_DEPTH:  # cheap: few records need the walk
+                rec = _bounded(rec, r.where())
             r.pos = m.end()
             yield Item("message", value=rec, size=size)
             if m[1] == "]":

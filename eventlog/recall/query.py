@@ -7,6 +7,9 @@ formatting; file access is then limited to the log root and the configuration lo
 from __future__ import annotations
 
 import os
+import signal
+import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -20,12 +23,26 @@ if TYPE_CHECKING:  # duckdb costs ~0.35 s to import: only commands that query pa
     import duckdb
 
 
+TIMEOUT_S = 300  # `eventlog sql --timeout` default: a year of chat is scanned in seconds; 0 means no limit
+MEMORY_LIMIT = "400MB"  # `--memory-limit` default: DuckDB spills to its private temp directory beyond it
+
+
 class QueryError(EventlogError):
     """A query that is not allowed or does not run (bad SQL, a write, a missing parameter)."""
 
 
-def connect(scope: Scope, src: Sources | None = None) -> tuple["duckdb.DuckDBPyConnection", Sources]:
-    """An in-memory DuckDB connection with the views defined over `scope`, locked down for untrusted SQL."""
+class Interrupted(Exception):
+    """The query was stopped by SIGINT or SIGTERM (`signum`): the CLI exits 130 or 143, as a shell would."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def connect(scope: Scope, src: Sources | None = None,
+            memory_limit: str | None = None) -> tuple["duckdb.DuckDBPyConnection", Sources]:
+    """An in-memory DuckDB connection with the views defined over `scope`, locked down for untrusted SQL; with
+    `memory_limit` (DuckDB's syntax: "400MB", "2GB") DuckDB's own memory stays below it."""
     import duckdb
 
     src = src if src is not None else plan(scope)
@@ -38,6 +55,11 @@ def connect(scope: Scope, src: Sources | None = None) -> tuple["duckdb.DuckDBPyC
     except duckdb.Error:
         raise QueryError(f"DuckDB does not know the time zone {zone!r}: give --tz with another name for it") from None
     con.execute("SET enable_progress_bar = false")  # DuckDB draws it on stdout, into the result
+    if memory_limit is not None:
+        try:
+            con.execute("SET memory_limit = $m", {"m": memory_limit})
+        except duckdb.Error as exc:
+            raise QueryError(f"--memory-limit {memory_limit!r}: {_one_line(exc)}") from None
     variables: dict[str, Any] = {"el_jsonl": src.jsonl, "el_parquet": src.parquet, "el_excluded": src.excluded}
     if scope.chats:
         variables["el_chats"] = list(scope.chats)
@@ -74,6 +96,60 @@ def duckdb_errors() -> Iterator[None]:
         yield
     except duckdb.Error as exc:
         raise QueryError(_one_line(exc)) from None
+
+
+class Guard:
+    """What `bounded` interrupts: set `con` to the connection as soon as it exists."""
+
+    con: "duckdb.DuckDBPyConnection | None" = None
+
+
+@contextmanager
+def bounded(timeout_s: float = 0) -> Iterator[Guard]:
+    """Run the block (connecting, executing, fetching) under a time limit and interruptible: SIGINT/SIGTERM or the
+    deadline call `guard.con.interrupt()`. Why a thread: DuckDB keeps the main thread inside C for the whole query,
+    where Python's signal handlers never run (Ctrl-C was ignored until the query ended), so the signals are blocked
+    — before connecting, so that DuckDB's own threads inherit the mask and cannot swallow them — and one watcher
+    takes them with sigtimedwait. Raises Interrupted for a signal, QueryError for the deadline; outside the main
+    thread (a library caller's worker) the deadline alone applies."""
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs) if main else None
+    stop, guard = threading.Event(), Guard()
+    why: list[int] = []  # the signal that stopped the query, or 0 for the deadline
+    deadline = time.monotonic() + timeout_s if timeout_s else None
+
+    def watch() -> None:
+        while not stop.is_set():
+            wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
+            got = None
+            if main:
+                got = signal.sigtimedwait(sigs, wait)
+            else:
+                stop.wait(wait)
+            if not why and (got is not None or deadline is not None and time.monotonic() >= deadline):
+                why.append(got.si_signo if got is not None else 0)
+            if why and guard.con is not None:
+                guard.con.interrupt()  # again each turn: an interrupt between two statements would be lost
+
+    watcher = threading.Thread(target=watch, name="eventlog-sql-watch", daemon=True)
+    watcher.start()
+    failed = False
+    try:
+        yield guard
+    except Exception:
+        if not why:
+            raise
+        failed = True
+    finally:
+        stop.set()
+        watcher.join()
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    if why and why[0]:
+        raise Interrupted(why[0])
+    if failed:
+        raise QueryError(f"the query took longer than {timeout_s:g} s and was stopped (--timeout)")
 
 
 def check_readonly(con: "duckdb.DuckDBPyConnection", sql: str) -> list[str]:

@@ -14,10 +14,11 @@ from ..errors import EventlogError
 from ..store import render
 from ..store.layout import utc_days
 from ..store.schema import DEFAULT_ACCOUNT
-from . import embed, index, pack, project, rank, store
+from . import chunks, embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.7
+MAX_QUERY_CHARS = 2_000  # every mode: a query is words to look for, not a document (its embedding memory grows with it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MAX_RSS_MB = 320  # after a query above this, the index pages it mapped are released (they stay in the page cache)
 
@@ -55,11 +56,12 @@ class SearchHit:
     text: str
     sender: str | None = None
     event: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # the whole event (not in --json)
+    chunk: dict[str, int] | None = None  # the text's best chunk for the query: {"index", "start", "end"} (characters)
 
     def as_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "score": round(float(self.score), 6), "id": self.id, "chat_id": self.chat_id,
                 "ts": self.ts, "direction": self.direction, "text": self.text, "sender": self.sender,
-                "account": (self.event or {}).get("account", DEFAULT_ACCOUNT)}
+                "account": (self.event or {}).get("account", DEFAULT_ACCOUNT), "chunk": self.chunk}
 
 
 @dataclass
@@ -80,6 +82,8 @@ def validate(q: SearchQuery) -> None:
         raise SearchError(f"unknown mode {q.mode!r} (use one of {', '.join(MODES)})")
     if not q.text.strip():
         raise SearchError("empty query")
+    if len(q.text) > MAX_QUERY_CHARS:
+        raise SearchError(f"the query is {len(q.text)} characters; at most {MAX_QUERY_CHARS}")
     if not 0.0 <= q.weight <= 1.0:
         raise SearchError(f"--weight must be between 0 and 1, not {q.weight}")
     if q.limit < 1:
@@ -164,6 +168,8 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None, _ms(q.until) if q.until else None, projs,
                               q.threads, set(q.accounts) if q.accounts else None)
+    if qvec is not None:
+        chunks.raise_to_best_chunk(scored, units, qvec)
     if qvec is None:
         score, ok = rank.fuse(scored, mode, q.weight)
         best = rank.top(score, ok, scored, q.limit)
@@ -177,5 +183,6 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
         if ev is None or (q.accounts and ev.get("account", DEFAULT_ACCOUNT) not in q.accounts):
             continue  # (another account's line in the default account's file: a log not migrated yet)
         hits.append(_hit(len(hits) + 1, float(score[i]), ev))
+        hits[-1].chunk = chunks.best(arr, row, qvec, len(ev["text"]))
     store.release_all(MAX_RSS_MB)
     return SearchResult(hits, mode, notes, updated)

@@ -105,23 +105,29 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
     if embedder is not None:
         q = np.zeros((n, embedder.dim), np.int8)
         scale = np.zeros(n, np.float32)
-        todo = _reuse_vectors(root, day, embedder, ids, texts, q, scale)
+        chunks: dict[int, Chunks] = {}
+        todo = _reuse_vectors(root, day, embedder, ids, texts, q, scale, chunks)
         seen = SEEN.setdefault(embedder.name, {})
         rest = []
         for i in todo:  # a text this process embedded on an earlier day ("ok", a bot's template): copy its vector
-            got = seen.get(_text_hash(texts[i]))
+            got = seen.get(_text_hash(texts[i])) if len(texts[i]) <= embed.CHUNK_CHARS else None
             if got is None:
                 rest.append(i)
             else:
                 q[i], scale[i] = got
         for s in range(0, len(rest), EMBED_CHUNK):
             rows = rest[s:s + EMBED_CHUNK]
-            q[rows], scale[rows] = quantise(embedder.encode([texts[i] for i in rows]))
+            coded = list(embed.encode_chunked(embedder, [texts[i] for i in rows]))
+            q[rows], scale[rows] = quantise(np.stack([v for _, v, _, _ in coded]))
+            for j, _, spans, cv in coded:
+                if len(spans) > 1:
+                    chunks[rows[j]] = (*quantise(cv), np.array([a for a, _ in spans], np.int32))
             if len(seen) > SEEN_MAX:
                 seen.clear()
             for i in rows:
-                seen[_text_hash(texts[i])] = (q[i].copy(), scale[i])
-        arrays["vec"], arrays["scale"] = q, scale
+                if len(texts[i]) <= embed.CHUNK_CHARS:
+                    seen[_text_hash(texts[i])] = (q[i].copy(), scale[i])
+        arrays.update(vec=q, scale=scale, **_chunk_arrays(chunks, embedder.dim))
     record = {"docs": n, "dl_sum": int(dl.sum()), "files": [lf.relpath for lf in files], "chats": chats, "sources": sources,
               "model": embedder.name if embedder else None, "dim": embedder.dim if embedder else 0,
               "erasure": read_at}
@@ -129,14 +135,31 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
     return store.publish(root, day, record, arrays, sidecars)
 
 
+Chunks = tuple[np.ndarray, np.ndarray, np.ndarray]  # a long message's chunks: int8 vectors, scales, start characters
+
+
+def _chunk_arrays(chunks: dict[int, Chunks], dim: int) -> dict[str, np.ndarray]:
+    """The chunks of the unit's multi-chunk messages (embed.chunk_spans), rows ordered by message: `kdoc` (the
+    message's row), `kstart` (the chunk's first character), `kvec`/`kscale` (its int8 vector). A message of one
+    chunk has none: its vector is its chunk's."""
+    rows = sorted(chunks)
+    if not rows:
+        return {"kdoc": np.zeros(0, np.int32), "kstart": np.zeros(0, np.int32),
+                "kvec": np.zeros((0, dim), np.int8), "kscale": np.zeros(0, np.float32)}
+    return {"kdoc": np.concatenate([np.full(len(chunks[r][2]), r, np.int32) for r in rows]),
+            "kstart": np.concatenate([chunks[r][2] for r in rows]),
+            "kvec": np.concatenate([chunks[r][0] for r in rows]),
+            "kscale": np.concatenate([chunks[r][1] for r in rows])}
+
+
 SEEN: dict[str, dict[int, tuple[np.ndarray, np.float32]]] = {}  # model → text hash → vector, across days of one update
 SEEN_MAX = 20_000
 
 
 def _reuse_vectors(root: Path, day: str, embedder: embed.Embedder, ids: list[bytes], texts: list[str],
-                   q: np.ndarray, scale: np.ndarray) -> list[int]:
-    """Copy the vectors of messages the day's previous unit already embedded (same id, same text hash, same model):
-    an append to today's file re-embeds only the new messages. Returns the rows still to embed."""
+                   q: np.ndarray, scale: np.ndarray, chunks: dict[int, Chunks]) -> list[int]:
+    """Copy the vectors (and chunks) of messages the day's previous unit already embedded (same id, same text hash,
+    same model): an append to today's file re-embeds only the new messages. Returns the rows still to embed."""
     rec = store.read_record(store.units_dir(root) / f"{day}.json", any_version=True)  # a v1 unit's vectors are valid
     old: dict[tuple[bytes, int], int] = {}
     arr: dict[str, Any] = {}
@@ -145,7 +168,9 @@ def _reuse_vectors(root: Path, day: str, embedder: embed.Embedder, ids: list[byt
             arr = store.open_data(store.units_dir(root) / rec["data"])
         except (FileNotFoundError, store.IndexError_):
             arr = {}
-        if "vec" in arr and "thash" in arr:
+        # a unit built before chunking holds whole-text vectors of long messages: those are embedded again
+        chunked = "kdoc" in arr or not any(len(t) > embed.CHUNK_CHARS for t in texts)
+        if "vec" in arr and "thash" in arr and chunked:
             pairs = zip(arr["id"].tolist(), arr["thash"].tolist(), strict=True)
             old = {(i, int(h)): r for r, (i, h) in enumerate(pairs)}
     todo = []
@@ -155,6 +180,9 @@ def _reuse_vectors(root: Path, day: str, embedder: embed.Embedder, ids: list[byt
             todo.append(row)
         else:
             q[row], scale[row] = arr["vec"][r], arr["scale"][r]
+            if len(t) > embed.CHUNK_CHARS:
+                lo, hi = np.searchsorted(arr["kdoc"], [r, r + 1])
+                chunks[row] = (arr["kvec"][lo:hi].copy(), arr["kscale"][lo:hi].copy(), arr["kstart"][lo:hi].copy())
     return todo
 
 

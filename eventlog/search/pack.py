@@ -82,6 +82,11 @@ def merge(units: list[tuple[dict[str, Any], dict[str, Any]]], projs: list[dict[s
             parts = [np.asarray(arr[k]) + np.int32(nfiles[i]) if k == "file" else np.asarray(arr[k])
                      for i, (_, arr) in enumerate(units)]
             arrays[k] = np.concatenate(parts).astype(parts[0].dtype)
+    if all("kdoc" in arr for _, arr in units):  # long messages' chunks (build.py): message rows shifted
+        arrays["kdoc"] = np.concatenate([np.asarray(arr["kdoc"]) + np.int32(offs[i])
+                                         for i, (_, arr) in enumerate(units)]).astype(np.int32)
+        for k in ("kstart", "kvec", "kscale"):
+            arrays[k] = np.concatenate([np.asarray(arr[k]) for _, arr in units])
     t_l, d_l, f_l = [], [], []
     for i, (_, arr) in enumerate(units):
         t_l.append(np.repeat(np.asarray(arr["terms"]), np.diff(np.asarray(arr["tptr"]))))

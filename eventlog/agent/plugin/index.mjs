@@ -19,6 +19,8 @@ const CHILD_CWD = dirname(fileURLToPath(import.meta.url));
 const PLUGIN_ID = "eventlog-recall";
 const DEFAULT_TIMEOUT_MS = 30000;
 const DEFAULT_MAX_OUTPUT = 1024 * 1024;
+// Characters of a query: the helper refuses longer ones (eventlog/agent/tool.py MAX_QUERY_CHARS, the same number).
+const MAX_QUERY_CHARS = 2000;
 
 const CANNOT_SEE =
   "It cannot see: other chats (only the owner may ask for scope \"all\"), anything before the log was installed, " +
@@ -42,7 +44,7 @@ const SEARCH_PARAMETERS = {
   additionalProperties: false,
   required: ["query"],
   properties: {
-    query: { type: "string", description: "Words to look for, e.g. \"wifi password\" or \"договор аренды\"." },
+    query: { type: "string", minLength: 1, maxLength: MAX_QUERY_CHARS, description: `Words to look for, e.g. "wifi password" or "договор аренды" (at most ${MAX_QUERY_CHARS} characters).` },
     scope: { type: "string", enum: ["chat", "all"], description: "\"chat\" (default): this chat. \"all\": every chat — owner only; others get this chat." },
     since: { type: "string", description: "Search from the start of: a day 2026-11-30, a time 2026-11-30T18:00:00+03:00 (without an offset: the user's zone), \"yesterday\", \"today\", \"monday\", or \"7d\" (7 days ago)." },
     until: { type: "string", description: "Search up to the end of: the same forms as since (\"yesterday\": through the end of yesterday)." },
@@ -184,7 +186,10 @@ class Helper {
         clearTimeout(p.timer);
         try {
           const out = JSON.parse(line);
-          if (out.seq !== p.seq) throw new Error("answer out of order");
+          // A protocol error (a request the helper could not read) may lack its seq: it still answers this call,
+          // in order, and the helper stays up (eventlog/agent/protocol.py).
+          const protocolError = out?.error_kind === "protocol" && out.seq === undefined;
+          if (out.seq !== p.seq && !protocolError) throw new Error("answer out of order");
           p.resolve(out);
         } catch (err) {
           p.reject(err);
