@@ -162,3 +162,15 @@ def test_two_instances_in_one_process_share_the_chain(root):
         (a if i % 2 else b).append(ev(text=str(i)))
     assert verify(root).ok
     assert [e["text"] for e in iter_events(root)] == [str(i) for i in range(50)]
+
+
+def test_a_relative_root_is_taken_from_the_working_directory(tmp_path, monkeypatch):
+    # A relative root made _ensure_dirs climb dirname() up to "" and loop for ever (found by the issue 26 work).
+    from eventlog.store.writer import EventLog
+
+    monkeypatch.chdir(tmp_path)
+    log = EventLog("rel")
+    assert log.root == tmp_path / "rel"  # checked first: the old code would hang in the append below
+    log.append({"event": "message:received", "channel": "telegram", "chat_id": 1, "ts": "2026-11-30T10:00:00Z",
+                "text": "hi"})
+    assert (tmp_path / "rel/raw/telegram/chats/1/2026/11/30.jsonl").is_file()

@@ -51,7 +51,7 @@ class EventLog:
     def __init__(self, root: str | os.PathLike[str], fsync: str = "batch", autoseal: bool = True) -> None:
         if fsync not in FSYNC_POLICIES:
             raise EventlogError(f"fsync policy must be one of {', '.join(FSYNC_POLICIES)}")
-        self.root = Path(root)
+        self.root = Path(root).absolute()  # a relative root once made _ensure_dirs climb to "" for ever
         self._root_s = os.fspath(self.root)  # string paths in the hot path: pathlib costs ~100 µs per append
         self.fsync = fsync
         self.autoseal = autoseal
