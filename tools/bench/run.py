@@ -40,6 +40,7 @@ BENCHES = {
     "recall_eval": ([PY, "tools/bench/recall_eval.py"], []),
     "search_fresh": ([PY, "tools/bench/search_fresh.py"], ["--reps", "1", "--rounds", "1"]),
     "agent_hybrid": ([PY, "tools/bench/agent_hybrid.py"], ["--calls", "5"]),
+    "locomo": ([PY, "tools/bench/locomo.py"], ["--modes", "default,bm25,tool", "--regression-modes", "default,bm25"]),
 }
 
 
