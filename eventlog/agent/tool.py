@@ -30,7 +30,8 @@ DEFAULT_LIMIT = 10
 SNIPPET_CHARS = 320
 LINE_CHARS = 480
 TEXT_CAP = 12_000
-MODES = ("text", "fuzzy", "hybrid")
+MODES = ("hybrid", "bm25", "text", "fuzzy")
+DEFAULT_MODE = "hybrid"  # the library's ranking (eventlog search's default); text and fuzzy are grep-like, asked for
 CANNOT_SEE = ("The log holds Telegram messages received and sent since the eventlog tap was installed; it cannot see "
               "other channels, tool outputs, files' contents, or chats outside your scope.")
 _TAG = re.compile(r"<[^>]*>")
@@ -123,7 +124,7 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ToolError("query is required: the words to look for")
-    mode = args.get("mode") or "text"
+    mode = args.get("mode") or DEFAULT_MODE
     if mode not in MODES:
         raise ToolError(f"mode must be one of {', '.join(MODES)}")
     limit = args.get("limit", DEFAULT_LIMIT)
@@ -144,14 +145,14 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
         from .context import current_message
 
         skip = current_message(root, str(req["chat"]), str(req["requester"]))
-    if mode == "hybrid":
+    if mode in ("hybrid", "bm25"):
         from .hybrid import hybrid_search
 
         # one more than asked when the current message may be among them: it is dropped below
         ranked, why, used = hybrid_search(root, query, chats=chats, since=since, until=until,
-                                          direction=direction or None, limit=limit + (1 if skip else 0))
+                                          direction=direction or None, limit=limit + (1 if skip else 0), mode=mode)
         if ranked is None:
-            notes.append(f"hybrid search is not available ({why}); used text search")
+            notes.append(f"{mode} search is not available ({why}); used text search")
         elif why:
             notes.append(why)
     if ranked is None:

@@ -203,7 +203,8 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
 @click.argument("query")
 @click.option("--chat", "chats", multiple=False, default=None, metavar="CHAT_ID", help="The chat to search.")
 @click.option("--all", "all_chats", is_flag=True, help="Search every chat (what the owner's scope 'all' does).")
-@click.option("--mode", type=click.Choice(["text", "fuzzy", "hybrid"]), default="text", show_default=True)
+@click.option("--mode", type=click.Choice(["hybrid", "bm25", "text", "fuzzy"]), default="hybrid", show_default=True,
+              help="hybrid/bm25: `eventlog search`'s ranking; text/fuzzy: grep-like, every content word counts.")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
 @click.option("--since", default=None, metavar="DATE")
 @click.option("--until", default=None, metavar="DATE")
