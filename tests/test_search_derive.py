@@ -83,3 +83,29 @@ def test_the_agent_tool_ranks_like_eventlog_search(root: Path, mode: str | None)
         lib = search(root, SearchQuery(q, chats=(CHAT,), limit=5, **({"mode": mode} if mode else {})))
         assert out["mode_used"] == lib.mode != "text"
         assert out["ids"] == [h.id for h in lib.hits], q
+
+
+def test_a_relative_date_in_the_question_restricts_the_tool(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from eventlog.agent.relative import question_days
+
+    r = tmp_path / "log"
+    now = datetime.now(timezone.utc)
+    old = (now - timedelta(days=40)).strftime("%Y-%m-%dT10:00:00.000Z")
+    new = (now - timedelta(days=1)).strftime("%Y-%m-%dT10:00:00.000Z")
+    EventLog(r, fsync="never").append_many([_msg(1, old, "Ann", "the plumber comes on Friday"),
+                                            _msg(2, new, "Ann", "the plumber was late again")])
+    index.update(r, vectors=False)
+    name, first, last = question_days("what did Ann say about the plumber yesterday?")  # type: ignore[misc]
+    assert name == "yesterday" and first <= (now - timedelta(days=1)).date() <= last
+    assert question_days("что было вчера")[0] == "yesterday"  # type: ignore[index]
+    assert question_days("what about the plumber") is None
+    out = handle({"tool": "search", "chat": CHAT, "args": {"query": "plumber yesterday", "mode": "bm25"}}, r,
+                 record=False)
+    assert out["ids"] and len(out["ids"]) == 1 and "the period the question names" in out["text"]
+    assert "late again" in out["text"]
+    # a period with no hit: everything is searched again, and the header says so
+    out = handle({"tool": "search", "chat": CHAT, "args": {"query": "who comes last week", "mode": "bm25"}},
+                 r, record=False)
+    assert len(out["ids"]) == 1 and "comes on Friday" in out["text"] and "nothing in last-week" in out["text"]

@@ -147,10 +147,20 @@ def _search(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:
         skip = current_message(root, str(req["chat"]), str(req["requester"]))
     if mode in ("hybrid", "bm25"):
         from .hybrid import hybrid_search
+        from .relative import question_days
 
+        rel = question_days(query) if since is None and until is None else None
         # one more than asked when the current message may be among them: it is dropped below
-        ranked, why, used = hybrid_search(root, query, chats=chats, since=since, until=until,
-                                          direction=direction or None, limit=limit + (1 if skip else 0), mode=mode)
+        ranked, why, used = hybrid_search(root, query, chats=chats, since=rel[1] if rel else since,
+                                          until=rel[2] if rel else until, direction=direction or None,
+                                          limit=limit + (1 if skip else 0), mode=mode)
+        if rel and ranked is not None and not [f for f in ranked.hits if f.event.get("id") != skip]:
+            ranked, why, used = hybrid_search(root, query, chats=chats, since=None, until=None,
+                                              direction=direction or None, limit=limit + (1 if skip else 0), mode=mode)
+            notes.append(f"nothing in {rel[0]} ({rel[1]}..{rel[2]}), the period the question names; searched every day")
+        elif rel:
+            notes.append(f"searched {rel[0]} ({rel[1]}..{rel[2]}), the period the question names; pass since/until "
+                         "to search other days")
         if ranked is None:
             notes.append(f"{mode} search is not available ({why}); used text search")
         elif why:
