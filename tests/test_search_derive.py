@@ -86,19 +86,22 @@ def test_the_agent_tool_ranks_like_eventlog_search(root: Path, mode: str | None)
 
 
 def test_a_relative_date_in_the_question_restricts_the_tool(tmp_path: Path) -> None:
-    from datetime import datetime, timedelta, timezone
+    from datetime import date, datetime, timedelta, timezone
 
     from eventlog.agent.relative import question_days
 
     r = tmp_path / "log"
     now = datetime.now(timezone.utc)
     old = (now - timedelta(days=40)).strftime("%Y-%m-%dT10:00:00.000Z")
-    new = (now - timedelta(days=1)).strftime("%Y-%m-%dT10:00:00.000Z")
+    from eventlog.recall import when
+
+    p = when.period("yesterday", when.zone())  # in the zone the tests run in: noon of that day, as UTC
+    new = (p.start + (p.end - p.start) / 2).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     EventLog(r, fsync="never").append_many([_msg(1, old, "Ann", "the plumber comes on Friday"),
                                             _msg(2, new, "Ann", "the plumber was late again")])
     index.update(r, vectors=False)
     name, first, last = question_days("what did Ann say about the plumber yesterday?")  # type: ignore[misc]
-    assert name == "yesterday" and first <= (now - timedelta(days=1)).date() <= last
+    assert name == "yesterday" and first <= date.fromisoformat(new[:10]) <= last
     assert question_days("что было вчера")[0] == "yesterday"  # type: ignore[index]
     assert question_days("what about the plumber") is None
     out = handle({"tool": "search", "chat": CHAT, "args": {"query": "plumber yesterday", "mode": "bm25"}}, r,
