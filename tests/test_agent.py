@@ -63,7 +63,7 @@ def system_events(root: Path) -> list[dict[str, Any]]:
 
 def test_search_ranks_redacts_and_records(log: tuple[Path, dict[str, Any]]) -> None:
     root, d = log
-    out = handle({"tool": "search", "args": {"query": "what was the wifi password?"}, "chat": "111",
+    out = handle({"tool": "search", "args": {"query": "what was the wifi password?", "mode": "text"}, "chat": "111",
                   "requester": "111", "t0_ms": 0, "origin": {"chat_from": "nativeChannelId"}}, root)
     assert out["ok"] and out["scope"] == "chat" and out["hits"] == 2
     lines = out["text"].splitlines()
@@ -78,7 +78,7 @@ def test_search_ranks_redacts_and_records(log: tuple[Path, dict[str, Any]]) -> N
     assert [r["event"] for r in recs] == ["recall:query", "recall:query"]
     r = recs[0]
     assert r["channel"] == "system" and r["chat_id"] == "eventlog" and r["tool"] == "eventlog_search"
-    assert r["args"] == {"query": "what was the wifi password?"} and r["from"] == {"id": "111"}
+    assert r["args"] == {"query": "what was the wifi password?", "mode": "text"} and r["from"] == {"id": "111"}
     assert r["hits"] == 2 and r["payload"] == {"ids": d["ids"][:2]} and r["scope"] == "chat" and r["scope_chat"] == "111"
     assert r["latency_ms"] > 10**9  # t0_ms = 0: latency counts from when the plugin got the call
     assert r["origin"] == {"chat_from": "nativeChannelId"}
@@ -87,9 +87,9 @@ def test_search_ranks_redacts_and_records(log: tuple[Path, dict[str, Any]]) -> N
 
 def test_scope_comes_from_the_request_not_the_model(log: tuple[Path, dict[str, Any]]) -> None:
     root, _ = log
-    out = handle({"tool": "search", "args": {"query": "locker", "scope": "all"}, "chat": "111"}, root)
+    out = handle({"tool": "search", "args": {"query": "locker", "scope": "all", "mode": "text"}, "chat": "111"}, root)
     assert out["ok"] and out["hits"] == 0 and "only for the owner" in out["text"] and "7731" not in out["text"]
-    out = handle({"tool": "search", "args": {"query": "locker", "scope": "all"}, "chat": "111",
+    out = handle({"tool": "search", "args": {"query": "locker", "scope": "all", "mode": "text"}, "chat": "111",
                   "all_allowed": True}, root)
     assert out["hits"] == 1 and "7731" in out["text"] and "in all chats" in out["text"]
     # no chat from the gateway: nothing is searched
@@ -173,7 +173,7 @@ def test_fuzzy_mode_tolerates_typos(log: tuple[Path, dict[str, Any]]) -> None:
     root, d = log
     out = handle({"tool": "search", "args": {"query": "pasword", "mode": "fuzzy"}, "chat": "111"}, root)
     assert out["hits"] == 1 and out["ids"] == [d["ids"][0]]
-    out = handle({"tool": "search", "args": {"query": "pasword"}, "chat": "111"}, root)
+    out = handle({"tool": "search", "args": {"query": "pasword", "mode": "text"}, "chat": "111"}, root)
     assert out["hits"] == 0
 
 
@@ -181,7 +181,7 @@ def test_output_is_capped(tmp_path: Path) -> None:
     root = tmp_path / "root"
     w = EventLog(root)
     w.append_many([msg("5", f"2026-11-2{i % 9}T10:00:{i % 60:02d}Z", "needle " + "x" * 3000) for i in range(60)])
-    out = handle({"tool": "search", "args": {"query": "needle", "limit": 50}, "chat": "5"}, root)
+    out = handle({"tool": "search", "args": {"query": "needle", "limit": 50, "mode": "text"}, "chat": "5"}, root)
     assert out["hits"] == 60 and len(out["text"]) <= TEXT_CAP + 200
     assert "more not shown" in out["text"] and len(out["ids"]) < 50
 
@@ -191,7 +191,8 @@ def test_cli_search_exit_codes(log: tuple[Path, dict[str, Any]]) -> None:
     run = CliRunner().invoke
     r = run(cli, ["agent", "search", "wifi", "--chat", "111", "--root", str(root)], catch_exceptions=False)
     assert r.exit_code == 0 and "wifi" in r.output
-    r = run(cli, ["agent", "search", "zebra", "--chat", "111", "--root", str(root)], catch_exceptions=False)
+    r = run(cli, ["agent", "search", "zebra", "--chat", "111", "--mode", "text", "--root", str(root)],
+            catch_exceptions=False)
     assert r.exit_code == 1
     r = run(cli, ["agent", "search", "wifi", "--root", str(root)], catch_exceptions=False)
     assert r.exit_code == 2
@@ -447,8 +448,8 @@ def test_plugin_under_node(helper: bool, log: tuple[Path, dict[str, Any]], tmp_p
     by_target = {"requesterSenderId": "999", "deliveryContext": {"channel": "telegram", "to": "telegram:222"}}
     other_channel = {"nativeChannelId": "111", "deliveryContext": {"channel": "discord", "to": "111"}}
     out = run_plugin(node, tmp_path, cfg, [
-        ["eventlog_search", dm, {"query": "wifi password", "scope": "all", "chat": "222"}],
-        ["eventlog_search", by_target, {"query": "locker", "scope": "all"}],
+        ["eventlog_search", dm, {"query": "wifi password", "scope": "all", "chat": "222", "mode": "text"}],
+        ["eventlog_search", by_target, {"query": "locker", "scope": "all", "mode": "text"}],
         ["eventlog_context", dm, {"id": d["ids"][0], "before": 0, "after": 1}],
         ["eventlog_search", other_channel, {"query": "wifi"}],
     ], {"EVENTLOG_ROOT": str(root)})
@@ -486,9 +487,9 @@ def test_plugin_fails_soft(log: tuple[Path, dict[str, Any]], tmp_path: Path) -> 
 def test_the_question_being_answered_is_left_out(log: tuple[Path, dict[str, Any]]) -> None:
     root, d = log
     # "unrelated chatter about lunch" is the newest message 111 sent: the one the agent is answering
-    out = handle({"tool": "search", "args": {"query": "lunch"}, "chat": "111", "requester": "111"}, root)
+    out = handle({"tool": "search", "args": {"query": "lunch", "mode": "text"}, "chat": "111", "requester": "111"}, root)
     assert out["ok"] and out["hits"] == 0
-    out = handle({"tool": "search", "args": {"query": "lunch"}, "chat": "111", "requester": "5"}, root)
+    out = handle({"tool": "search", "args": {"query": "lunch", "mode": "text"}, "chat": "111", "requester": "5"}, root)
     assert out["ids"] == [d["ids"][3]]
 
 
@@ -503,7 +504,7 @@ def test_call_and_serve_speak_json(log: tuple[Path, dict[str, Any]]) -> None:
     run = CliRunner().invoke
     r = run(cli, ["agent", "call", "--root", str(root)], input="not json", catch_exceptions=False)
     assert r.exit_code == 2 and "not JSON" in r.output
-    req = {"tool": "search", "args": {"query": "wifi"}, "chat": "111"}
+    req = {"tool": "search", "args": {"query": "wifi", "mode": "text"}, "chat": "111"}
     r = run(cli, ["agent", "serve", "--root", str(root)],
             input=json.dumps({**req, "seq": 7}) + "\n\nnope\n" + json.dumps(req) + "\n", catch_exceptions=False)
     lines = [json.loads(ln) for ln in r.output.splitlines()]

@@ -14,8 +14,9 @@ import numpy as np
 import orjson
 import pytest
 
-from eventlog.search import SearchQuery, embed, index, pack, project, rank, search, store
-from eventlog.search.tokens import token_ids
+from eventlog.search import DEFAULT_WEIGHT, SearchQuery, embed, index, pack, project, rank, search, store
+from eventlog.search.derive import META_WEIGHT
+from eventlog.search.tokens import META, query_tokens, token_id
 from eventlog.store.writer import EventLog
 
 PHRASES = ("ноутбук сломался вчера", "the laptop is broken again", "встреча по проекту завтра",
@@ -91,16 +92,19 @@ def _utc(*parts: int) -> datetime:
 
 
 def _bm25(docs: list[dict], text: str) -> np.ndarray:
-    terms = np.unique(token_ids(text)).tolist()
+    """Two fields (docs/search.md): each content word of the question in the text (b = B, length the text's) and in
+    the meta field (weight derive.META_WEIGHT, b = 0)."""
+    words = list(dict.fromkeys(query_tokens(text)))
+    terms = [(token_id(w), 1.0, rank.B) for w in words] + [(token_id(META + w), META_WEIGHT, 0.0) for w in words]
     n = len(docs)
     avgdl = sum(d["dl"] for d in docs) / n
     out = np.zeros(n)
-    for t in terms:
+    for t, weight, b in terms:
         df = sum(t in d["tf"] for d in docs)
-        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        idf = weight * math.log(1 + (n - df + 0.5) / (df + 0.5))
         for i, d in enumerate(docs):
             f = d["tf"].get(t, 0)
-            out[i] += idf * f / (f + rank.K1 * (1 - rank.B + rank.B * d["dl"] / avgdl))
+            out[i] += idf * f / (f + rank.K1 * (1 - b + b * d["dl"] / avgdl))
     return out
 
 
@@ -194,7 +198,7 @@ def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool) -
                 res = search(root, SearchQuery(text, mode=mode, limit=k, candidates=0, packs=packs, **kw), refresh=False)
                 # rrf: a rank is exact, but two cosines (or BM25 scores) a float32 rounding apart may take each other's
                 # ranks here in float64 — 1 / (60 + r) then moves by < 3e-4
-                _same(res.hits, ids, _fused(mode, 0.7, bm, exact), ts, k, per_id=mode != "rrf",
+                _same(res.hits, ids, _fused(mode, DEFAULT_WEIGHT, bm, exact), ts, k, per_id=mode != "rrf",
                       tol=5e-4 if mode == "rrf" else 2e-5)
                 if mode == "rrf":
                     continue
@@ -202,7 +206,7 @@ def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool) -
                     c = rank.default_candidates(len(docs)) if cand is None else cand
                     res = search(root, SearchQuery(text, mode=mode, limit=k, candidates=cand, packs=packs,
                                                           **kw), refresh=False)
-                    ref, own = _first_pass(mode, 0.7, k, c, bm, exact, est)
+                    ref, own = _first_pass(mode, DEFAULT_WEIGHT, k, c, bm, exact, est)
                     _same(res.hits, ids, ref, ts, k, own=own)  # every hit carries its exact score
                     checked += 1
     assert checked == len(FILTERS) * len(QUERIES) * 2 * 3

@@ -19,26 +19,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..recall import grep as recall
+from ..search.tokens import STOP
 
 COMMON_CAP = 20_000
 WINDOWS = (7, 31, 92)  # days, newest first; then the whole range
 MAX_WORDS = 8
 _WORD = re.compile(r"\w+")
-# Words that say nothing about which message is meant (English and Russian), plus the routing words a model tends to
-# carry over from the user's question ("remember", "earlier", "yesterday").
-STOP = frozenset("""
-a an and are as at be been but by can could did do does for from had has have he her him his how i if in into is it
-its me my no not of on or our she so than that the their them then there these they this to us was we were what when
-where which who whom why will with would you your yes about again also any all just like said say tell told
-remember recall earlier before yesterday today last ago mentioned talked discussed decide decided chat message messages
-и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот от меня еще нет
-о из ему теперь когда даже ну вдруг ли если уже или ни быть был него до вас нибудь опять уж вам ведь там потом себя
-ничего ей может они тут где есть надо ней для мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж
-тогда кто этот того потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем всех
-никогда можно при наконец два об другой хоть после над больше тот через эти нас про всего них какая много разве три
-эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя такой им более всегда конечно всю между
-помнишь помню вспомни напомни вчера сегодня раньше говорили обсуждали решили сказал сказала писал писала
-""".split())
 
 
 @dataclass

@@ -36,7 +36,8 @@ DEFAULT_LIMIT = 10
 SNIPPET_CHARS = 320
 LINE_CHARS = 480
 TEXT_CAP = 12_000
-MODES = ("text", "fuzzy", "hybrid")
+MODES = ("hybrid", "bm25", "text", "fuzzy")
+DEFAULT_MODE = "hybrid"  # the library's ranking (eventlog search's default); text and fuzzy are grep-like, asked for
 CANNOT_SEE = ("The log holds Telegram messages received and sent since the eventlog tap was installed; it cannot see "
               "other channels, tool outputs, files' contents, or chats outside your scope.")
 # Characters of the model's query, for every mode. The same number as eventlog.search.MAX_QUERY_CHARS and the
@@ -175,7 +176,7 @@ def _search(root: Path, req: dict[str, Any], scanner: Any, tz: tzinfo) -> dict[s
         raise ToolError("query is required: the words to look for")
     if len(query) > MAX_QUERY_CHARS:
         raise ToolError(f"query is {len(query)} characters; at most {MAX_QUERY_CHARS}: pass the distinctive words")
-    mode = args.get("mode") or "text"
+    mode = args.get("mode") or DEFAULT_MODE
     if mode not in MODES:
         raise ToolError(f"mode must be one of {', '.join(MODES)}")
     limit = args.get("limit", DEFAULT_LIMIT)
@@ -199,15 +200,26 @@ def _search(root: Path, req: dict[str, Any], scanner: Any, tz: tzinfo) -> dict[s
         from .context import current_message
 
         skip = current_message(root, str(req["chat"]), str(req["requester"]), accounts=(_account(req),))
-    if mode == "hybrid":
+    if mode in ("hybrid", "bm25"):
         from .hybrid import hybrid_search
+        from .relative import question_period
 
+        rel = question_period(query, tz) if since is None and until is None else None
         # one more than asked when the current message may be among them: it is dropped below
-        ranked, why, used = hybrid_search(root, query, chats=chats, since=since, until=until,
-                                          direction=direction or None, limit=limit + (1 if skip else 0),
-                                          accounts=accounts)
+        ranked, why, used = hybrid_search(root, query, chats=chats, since=rel[1] if rel else since,
+                                          until=rel[2] if rel else until, direction=direction or None,
+                                          limit=limit + (1 if skip else 0), accounts=accounts, mode=mode)
+        if rel and ranked is not None and not [f for f in ranked.hits if f.event.get("id") != skip]:
+            ranked, why, used = hybrid_search(root, query, chats=chats, since=None, until=None,
+                                              direction=direction or None, limit=limit + (1 if skip else 0),
+                                              accounts=accounts, mode=mode)
+            notes.append(f"nothing in {rel[0]} ({when.iso(rel[1])}..{when.iso(rel[2])}), the period the question "
+                         "names; searched every day")
+        elif rel:
+            notes.append(f"searched {rel[0]} ({when.iso(rel[1])}..{when.iso(rel[2])}), the period the question names; "
+                         "pass since/until to search other days")
         if ranked is None:
-            notes.append(f"hybrid search is not available ({why}); used text search")
+            notes.append(f"{mode} search is not available ({why}); used text search")
         elif why:
             notes.append(why)
     if ranked is None:

@@ -220,7 +220,8 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
 @click.option("--all", "all_chats", is_flag=True, help="Search every chat (what the owner's scope 'all' does).")
 @click.option("--account", default="default", show_default=True, metavar="ACCOUNT",
               help="The OpenClaw account the model would be on: the scope is this account's chat (or, with --all, chats).")
-@click.option("--mode", type=click.Choice(["text", "fuzzy", "hybrid"]), default="text", show_default=True)
+@click.option("--mode", type=click.Choice(["hybrid", "bm25", "text", "fuzzy"]), default="hybrid", show_default=True,
+              help="hybrid/bm25: `eventlog search`'s ranking; text/fuzzy: grep-like, every content word counts.")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
 @click.option("--since", default=None, metavar="WHEN", help=f"From the start of WHEN, in the zone ({WHEN_HELP}).")
 @click.option("--until", default=None, metavar="WHEN", help=f"Up to the end of WHEN, in the zone ({WHEN_HELP}).")

@@ -13,9 +13,9 @@ import numpy as np
 import orjson
 
 from ..store import erased
-from . import embed, project, store
+from . import derive, embed, project, store
 from .index import DIRECTIONS, Src, identity_of_bytes
-from .tokens import token_ids
+from .tokens import meta_token_ids, token_ids
 
 EMBED_CHUNK = 256
 
@@ -47,7 +47,10 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
     offs: list[int] = []
     tss: list[int] = []
     dirs: list[int] = []
-    texts: list[str] = []
+    texts: list[str] = []  # what the model embeds (derive.embed_text)
+    toks: list[np.ndarray] = []  # body terms, then meta terms (derive.py)
+    body_len: list[int] = []
+    earlier: dict[tuple[str, int], str] = {}  # (chat, message id) → text, for an imported reply's quoted text
     sources: dict[str, list[Any]] = {}
     chats: list[str] = []
     for i, lf in enumerate(files):
@@ -72,14 +75,19 @@ def build_unit(root: Path, day: str, files: list[Any], embedder: embed.Embedder 
             offs.append(off)
             tss.append(ms)
             dirs.append(DIRECTIONS.get(ev.get("direction"), 0))
-            texts.append(text)
+            texts.append(derive.embed_text(ev, text))
+            body = token_ids(text)
+            body_len.append(len(body))
+            toks.append(np.concatenate((body, meta_token_ids(derive.meta_text(ev, ms, earlier)))))
+            if isinstance(ev.get("message_id"), int):
+                earlier[(str(ev.get("chat_id")), ev["message_id"])] = text
     n = len(texts)
-    toks = [token_ids(t) for t in texts]
-    dl = np.array([len(t) for t in toks], np.int32)
+    dl = np.array(body_len, np.int32)  # BM25's length is the body's: meta terms are not length-normalised (rank.py)
+    tl = np.array([len(t) for t in toks], np.int64)
     # postings: (term, doc) pairs sorted by term, with term frequencies
-    if n and int(dl.sum()):
+    if n and int(tl.sum()):
         all_t = np.concatenate(toks)
-        all_d = np.repeat(np.arange(n, dtype=np.int32), dl)
+        all_d = np.repeat(np.arange(n, dtype=np.int32), tl)
         order = np.lexsort((all_d, all_t))
         all_t, all_d = all_t[order], all_d[order]
         key_change = np.ones(len(all_t), bool)

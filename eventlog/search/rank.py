@@ -23,7 +23,7 @@ import numpy as np
 from ..store.layout import parse_relpath
 from .project import estimate
 from .store import read_rows, release
-from .tokens import token_ids
+from .tokens import query_terms
 
 K1, B = 1.2, 0.75
 RRF_K = 60
@@ -145,7 +145,7 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
     """BM25 (and, with qvec, cosine) of the documents in scope. Without qvec only documents holding a query term are
     returned (every other BM25 score is 0); with it, every document in scope. With `projs` (one per unit, None where a
     unit has none), a unit's cosines are the projection's estimates (project.py; `exact` False), else exact int8."""
-    q_terms = np.unique(token_ids(text))
+    q_terms, q_w, q_b = query_terms(text, B)
     masks, posts = [], []
     n_docs, sum_dl = 0, 0
     df = np.zeros(len(q_terms), np.int64)
@@ -186,9 +186,10 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
                     unit_posts.append((j, docs, tf))
         posts.append(unit_posts)
     avgdl = sum_dl / n_docs if n_docs else 1.0
-    idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df])  # Lucene's BM25 idf
+    # Lucene's BM25 idf, times the term's field weight (a meta term: derive.META_WEIGHT)
+    idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df]) * q_w
     if qvec is None:
-        return _bm25_only(units, masks, posts, idf, avgdl)
+        return _bm25_only(units, masks, posts, idf, q_b, avgdl)
     # every document in scope, unit after unit: positions off .. off + n, written in place into one array each
     kept = []
     for ui, ((rec, _arr), mask) in enumerate(zip(units, masks, strict=True)):
@@ -231,14 +232,17 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
     if at_l:
         tf = np.concatenate(tf_l).astype(np.float32)
         dl = np.concatenate(dl_l).astype(np.float32)
-        w = idf.astype(np.float32)[np.concatenate(j_l)] * tf / (tf + K1 * (1 - B + B * dl / avgdl))  # Lucene: no (k1 + 1)
+        jj = np.concatenate(j_l)
+        b = q_b.astype(np.float32)[jj]
+        w = idf.astype(np.float32)[jj] * tf / (tf + K1 * (1 - b + b * dl / avgdl))  # Lucene: no (k1 + 1)
         bm = np.bincount(np.concatenate(at_l), weights=w, minlength=off).astype(np.float32)
     return Scored(bm, vec, exact, starts, np.array([ui for ui, _, _ in kept], np.int32),
                   [rows for _, rows, _ in kept], [units[ui][1]["ts"] for ui, _, _ in kept])
 
 
 def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks: list[np.ndarray | None],
-               posts: list[list[tuple[int, np.ndarray, np.ndarray]]], idf: np.ndarray, avgdl: float) -> Scored:
+               posts: list[list[tuple[int, np.ndarray, np.ndarray]]], idf: np.ndarray, bs: np.ndarray,
+               avgdl: float) -> Scored:
     """BM25 alone: the documents holding a query term (every other score is 0)."""
     out_b, uids, rows_l, tss = [], [], [], []
     for ui, ((_rec, arr), unit_posts) in enumerate(zip(units, posts, strict=True)):
@@ -251,7 +255,7 @@ def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks:
         dl = arr["dl"]
         for j, docs, tf in unit_posts:
             tf = tf.astype(np.float32)
-            bm[np.searchsorted(rows, docs)] += idf[j] * tf / (tf + K1 * (1 - B + B * dl[docs] / avgdl))  # Lucene
+            bm[np.searchsorted(rows, docs)] += idf[j] * tf / (tf + K1 * (1 - bs[j] + bs[j] * dl[docs] / avgdl))
         uids.append(ui)
         rows_l.append(rows)
         out_b.append(bm)

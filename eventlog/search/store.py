@@ -25,8 +25,8 @@ from ..store.fsutil import replace_file, unlink_older
 from . import watch
 
 INDEX_DIR = "index"
-UNIT_VERSION = 2  # 2: sign bits of the vectors ("bits") for the Hamming first pass; a v1 unit is stale (rebuilt, its
-#                    vectors reused) and never read as a v2 one
+UNIT_VERSION = 3  # 2: sign bits of the vectors ("bits") for the Hamming first pass; a v1 unit is stale (rebuilt, its
+#                    vectors reused) and never read as a v2 one. 3: the meta field (derive.py) in the postings
 _ALIGN = 64
 _DATA_EXTS = ("bin", "proj")  # a unit's data file and its derived sidecars (project.py): removed together
 

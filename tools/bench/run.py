@@ -43,6 +43,7 @@ BENCHES = {
     "year": ([PY, "tools/bench/year.py"], ["--events", "30000", "--runs", "1"]),
     "index_build": ([PY, "tools/bench/index_build.py"], ["--small", "2x60", "--big", "200x1"]),
     "long_message": ([PY, "tools/bench/long_message.py"], ["--messages", "500", "--whole", "20000"]),
+    "locomo": ([PY, "tools/bench/locomo.py"], ["--modes", "default,bm25,tool", "--regression-modes", "default,bm25"]),
 }
 
 

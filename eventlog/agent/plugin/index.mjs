@@ -31,9 +31,11 @@ const SEARCH_DESCRIPTION =
   "openclaw-eventlog across sessions, /new and compaction. Use it FIRST whenever the user refers to the past — " +
   "\"remember\", \"earlier\", \"before\", \"yesterday\", \"last week\", \"what did we decide\", \"what was the …\", " +
   "\"did I tell you …\", \"как мы договорились\", \"помнишь\" — instead of guessing or saying you don't know. " +
-  "Pass the distinctive words (names, numbers, topics), not the whole question. Returns a header and ranked lines " +
-  "\"[<event id>] <time UTC> <in|out> <sender>: <snippet>\" (in = the user wrote it, out = you sent it); call " +
-  "eventlog_context with an event id to read the conversation around a hit. " + CANNOT_SEE;
+  "Pass the question or its distinctive words (names, numbers, topics). Returns a header and ranked lines " +
+  "\"[<event id>] <time UTC> <in|out> <sender>: <snippet>\" (in = the user wrote it, out = you sent it); the time " +
+  "answers \"when\" questions. Call eventlog_context with a hit's id when one line is not the whole answer: the " +
+  "question links two facts, asks what happened before or after, or the hit is a short reply (\"yes\", \"that " +
+  "one\") whose meaning is in the turns around it. " + CANNOT_SEE;
 
 const CONTEXT_DESCRIPTION =
   "Read the conversation around one event found by eventlog_search: the messages before and after it in the same " +
@@ -50,7 +52,7 @@ const SEARCH_PARAMETERS = {
     until: { type: "string", description: "Search up to the end of: the same forms as since (\"yesterday\": through the end of yesterday)." },
     direction: { type: "string", enum: ["in", "out"], description: "\"in\": only what the user sent; \"out\": only what you sent." },
     limit: { type: "integer", minimum: 1, maximum: 50, description: "How many lines (default 10, at most 50)." },
-    mode: { type: "string", enum: ["text", "fuzzy", "hybrid"], description: "\"text\" (default): the words, any case, also inside longer words. \"fuzzy\": tolerate typos and word forms. \"hybrid\": keyword + meaning (falls back to text where unavailable)." },
+    mode: { type: "string", enum: ["hybrid", "bm25", "text", "fuzzy"], description: "\"hybrid\" (default): ranked by words and meaning; a whole question is fine. \"bm25\": by words only. \"text\": only messages containing the words, any case, also inside longer words (grep-like). \"fuzzy\": text tolerating typos." },
   },
 };
 
