@@ -247,12 +247,19 @@ def test_agent_scope_is_account_and_chat(root):
 
 
 def test_agent_scope_on_a_log_not_migrated_yet(root):
-    """Before `eventlog migrate` b's lines share the default account's file: the scope still holds, by the field."""
+    """Before `eventlog migrate` b's lines share the default account's file: the scope still holds, by the field. The
+    text modes read the lines and find b's; the index modes scope by file, so they find b's only after the migrate —
+    never the other account's (docs/store.md "Accounts")."""
     write_shared(root, [msg(29, 0, "my boat is called Marlin"), msg(29, 1, "my boat is called Seagull", "b")])
-    b = _call(root, {"tool": "search", "args": {"query": "boat"}, "chat": "42", "account": "b"})
+    b = _call(root, {"tool": "search", "args": {"query": "boat", "mode": "text"}, "chat": "42", "account": "b"})
     assert "Seagull" in b["text"] and "Marlin" not in b["text"]
-    d = _call(root, {"tool": "search", "args": {"query": "boat"}, "chat": "42"})
+    d = _call(root, {"tool": "search", "args": {"query": "boat", "mode": "text"}, "chat": "42"})
     assert "Marlin" in d["text"] and "Seagull" not in d["text"]
+    for mode in ("hybrid", "bm25"):
+        ranked = _call(root, {"tool": "search", "args": {"query": "boat", "mode": mode}, "chat": "42", "account": "b"})
+        assert "Marlin" not in ranked["text"], mode
+        ranked = _call(root, {"tool": "search", "args": {"query": "boat", "mode": mode}, "chat": "42"})
+        assert "Seagull" not in ranked["text"] and "Marlin" in ranked["text"], mode
     seagull = b["ids"][0]
     ctx = _call(root, {"tool": "context", "args": {"id": seagull}, "chat": "42"})
     assert ctx["hits"] == 0

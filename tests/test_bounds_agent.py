@@ -109,10 +109,11 @@ def test_the_whole_text_respects_the_cap(tmp_path: Path) -> None:
     words = " ".join(f"w{i:04d}" for i in range(330))  # 1,979 characters of distinct words: within the query cap
     root = _root(tmp_path, *(msg("111", f"2026-11-28T11:{i // 60:02d}:{i % 60:02d}Z", f"{words} number {i}")
                              for i in range(60)))
-    out = tool.handle({"tool": "search", "args": {"query": words, "limit": 50}, "chat": "111"}, root)
-    assert out["ok"] and out["hits"] == 60, out["text"][:300]
-    assert len(out["text"]) <= tool.TEXT_CAP
-    assert len(out["text"].splitlines()[0]) < 1_000  # the header echoes the words, cut
+    for mode in ("text", "hybrid"):
+        out = tool.handle({"tool": "search", "args": {"query": words, "limit": 50, "mode": mode}, "chat": "111"}, root)
+        assert out["ok"] and out["hits"] == (60 if mode == "text" else 50), out["text"][:300]  # ranked: the first 50
+        assert len(out["text"]) <= tool.TEXT_CAP
+        assert len(out["text"].splitlines()[0]) < 1_000  # the header echoes the words, cut
 
 
 @pytest.mark.parametrize("since", ["99999999d", "99999999w", "9999999999h"])
