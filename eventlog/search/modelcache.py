@@ -12,8 +12,9 @@ $XDG_CACHE_HOME/openclaw-eventlog; the toolchain's cache, eventlog/toolchain.py)
 - `table.u8`: the embedding table, mapped read-only; a block of rows is checked against its digest the first time a
   text touches it (a query touches a few of 1,000 blocks: the rest are never read, nor resident).
 
-The key is the package's version, the SHA-256 of its sentencepiece model and the size and mtime of its weights file:
-another version or reinstall builds a new cache. A cache that is missing, stale, of another format or corrupt is
+The key is the package's version, the SHA-256 of its sentencepiece model and its weights file's size and zip
+directory (which holds every array's CRC-32): another version or other weights build a new cache; venvs with the
+same pinned package share one. A cache that is missing, stale, of another format or corrupt is
 rebuilt from the package (and when the cache directory cannot be written, the tables stay in memory, as before).
 """
 from __future__ import annotations
@@ -46,11 +47,14 @@ def directory() -> Path:
 
 
 def model_key(res: Path, version: str) -> str:
-    """The model version: the package version, its sentencepiece model's content, its weights file's size and mtime."""
+    """The model version: the package version, its sentencepiece model's content, and its weights file's size and
+    zip central directory (the CRC-32 and size of every array in it: content-derived, read from the last 64 KB)."""
     h = hashlib.sha256(f"{FORMAT}\0{version}\0".encode())
     h.update(hashlib.sha256((res / "sp.model").read_bytes()).digest())
-    st = (res / "weights.npz").stat()
-    h.update(f"\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    with open(res / "weights.npz", "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - 65536))
+        h.update(f"\0{size}\0".encode() + f.read())
     return f"use-{version}-{h.hexdigest()[:16]}"
 
 
@@ -85,7 +89,7 @@ class VerifiedRows:
         blocks = np.unique(np.asarray(ids) // ROWS_PER_BLOCK)
         for b in blocks[~self._ok[blocks]].tolist():
             self.checked += 1
-            got = hashlib.sha256(self._rows[b * ROWS_PER_BLOCK:(b + 1) * ROWS_PER_BLOCK]).digest()
+            got = hashlib.sha256(self._rows[b * ROWS_PER_BLOCK:(b + 1) * ROWS_PER_BLOCK].data).digest()
             if got != self._digests[b * 32:(b + 1) * 32]:
                 self._rows = self._rebuild()
                 self._ok[:] = True
@@ -111,7 +115,7 @@ def _write(target: Path, key: str, tok: Any, backend: Any) -> None:
     charsmap = b"" if units is None else (struct.pack(f"<I{len(units)}I", 4 * len(units), *units)
                                           + tok._normalizer._normalized)
     table = np.ascontiguousarray(backend.table)
-    digests = b"".join(hashlib.sha256(table[i:i + ROWS_PER_BLOCK]).digest()
+    digests = b"".join(hashlib.sha256(table[i:i + ROWS_PER_BLOCK].data).digest()
                        for i in range(0, len(table), ROWS_PER_BLOCK))
     sections: dict[str, bytes] = {
         "pieces": _blob(tok._pieces), "keys": _blob([p for p, _ in items]),

@@ -42,6 +42,7 @@ BENCHES = {
     "agent_hybrid": ([PY, "tools/bench/agent_hybrid.py"], ["--calls", "5"]),
     "year": ([PY, "tools/bench/year.py"], ["--events", "30000", "--runs", "1"]),
     "index_build": ([PY, "tools/bench/index_build.py"], ["--small", "2x60", "--big", "200x1"]),
+    "search_cold": ([PY, "tools/bench/search_cold.py"], ["--large", "10x30", "--runs", "1"]),
 }
 
 
