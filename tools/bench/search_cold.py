@@ -39,14 +39,19 @@ def env_for(tree: Path, cache: Path) -> dict[str, str]:
             "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": ""}
 
 
-def cold_search(tree: Path, root: Path, cache: Path) -> tuple[float, float, str]:
-    wall, rss, out = run_measured([PY, "-m", "eventlog", "--root", str(root), "search", "--mode", "hybrid", "--json",
-                                   QUERY], env=env_for(tree, cache), cwd=tree)
-    return wall, rss, orjson.loads(out.splitlines()[0]).get("mode", "?") if out.strip() else "none"
+def cold_search(tree: Path, root: Path, cache: Path) -> tuple[float, float, float, str]:
+    """(wall s, CPU s, peak RSS MB, mode) of one `eventlog search --mode hybrid` process."""
+    with tempfile.NamedTemporaryFile() as tf:
+        wall, _, out = run_measured(["/usr/bin/time", "-f", "%M %U %S", "-o", tf.name, PY, "-m", "eventlog", "--root",
+                                     str(root), "search", "--mode", "hybrid", "--json", QUERY],
+                                    env=env_for(tree, cache), cwd=tree)
+        kb, user, system = Path(tf.name).read_text().split()[-3:]
+    mode = orjson.loads(out.splitlines()[0]).get("mode", "?") if out.strip() else "none"
+    return wall, float(user) + float(system), int(kb) / 1024, mode
 
 
-def helper_first(tree: Path, root: Path, cache: Path) -> tuple[float, float, str]:
-    """Wall from starting `agent serve` to its first hybrid answer, and the helper's peak RSS then."""
+def helper_first(tree: Path, root: Path, cache: Path) -> tuple[float, float, float, str]:
+    """Wall from starting `agent serve` to its first hybrid answer, the helper's CPU and peak RSS by then."""
     chat = sorted(os.listdir(root / "raw" / "telegram" / "chats"))[0]
     t = time.perf_counter()
     p = subprocess.Popen([PY, "-m", "eventlog", "--root", str(root), "agent", "serve"], stdin=subprocess.PIPE,
@@ -61,17 +66,21 @@ def helper_first(tree: Path, root: Path, cache: Path) -> tuple[float, float, str
         wall = time.perf_counter() - t
         hwm = next((int(ln.split()[1]) / 1024 for ln in Path(f"/proc/{p.pid}/status").read_text().splitlines()
                     if ln.startswith("VmHWM:")), 0.0)
+        fields = Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
     finally:
         p.stdin.close()
         p.wait(timeout=120)
     if not out.get("ok"):
         raise SystemExit(f"agent call failed: {str(out.get('text', ''))[:300]}")
-    return wall, hwm, str(out.get("mode_used"))
+    return wall, cpu, hwm, str(out.get("mode_used"))
 
 
-def median(fn, runs: int) -> tuple[float, float, str]:
+def median(fn, runs: int) -> tuple[float, float, float, str]:
+    """Median wall and CPU, the highest peak RSS, over `runs` runs."""
     got = [fn() for _ in range(runs)]
-    return statistics.median(g[0] for g in got), max(g[1] for g in got), got[-1][2]
+    return (statistics.median(g[0] for g in got), statistics.median(g[1] for g in got), max(g[2] for g in got),
+            got[-1][3])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,9 +116,10 @@ def main(argv: list[str] | None = None) -> int:
                 b = median(lambda fn=fn, root=root: fn(base, root, tmp / "c-base"), args.runs)
                 first = fn(REPO, root, cache)
                 t = median(lambda fn=fn, root=root, cache=cache: fn(REPO, root, cache), args.runs)
-                print(f"  {what:<26} base {b[0]:6.2f} s, {b[1]:4.0f} MB | this tree, first start (builds the cache) "
-                      f"{first[0]:6.2f} s, {first[1]:4.0f} MB | cached {t[0]:6.2f} s, {t[1]:4.0f} MB | cached / base "
-                      f"{t[0] / b[0]:.2f} (mode {t[2]})" + (f"   goal < {goal}" if goal else ""), flush=True)
+                print(f"  {what:<26} base {b[0]:5.2f} s wall, {b[1]:5.2f} s CPU, {b[2]:4.0f} MB | this tree, first "
+                      f"start (builds the cache) {first[0]:5.2f} s, {first[1]:5.2f} s CPU, {first[2]:4.0f} MB | cached "
+                      f"{t[0]:5.2f} s wall, {t[1]:5.2f} s CPU, {t[2]:4.0f} MB | cached / base: wall {t[0] / b[0]:.2f}, "
+                      f"CPU {t[1] / b[1]:.2f} (mode {t[3]})" + (f"   goal < {goal} wall" if goal else ""), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
