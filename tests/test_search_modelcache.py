@@ -95,7 +95,7 @@ def test_a_cache_of_another_version_is_rebuilt(cache: Path) -> None:
     assert attached()[1] == "cached"
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "header"])
 def test_corrupt_tables_are_rebuilt(cache: Path, package: USE, damage: str) -> None:
     attached()
     path = cache / "tables.bin"
@@ -104,8 +104,10 @@ def test_corrupt_tables_are_rebuilt(cache: Path, package: USE, damage: str) -> N
         data[-1000] ^= 0x40
     elif damage == "truncate":
         del data[len(data) // 2:]
-    else:
+    elif damage == "garbage":
         data[:64] = b"\xff" * 64
+    else:  # a header that is JSON but not one
+        data = bytearray(modelcache.MAGIC + (3).to_bytes(8, "little") + b"[1]" + data[16:])
     path.write_bytes(bytes(data))
     m, how = attached()
     assert how == "built" and np.array_equal(m.encode(TEXTS[:5]), package.encode(TEXTS[:5]))

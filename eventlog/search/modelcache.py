@@ -153,11 +153,15 @@ _LISTS = ("w1", "b1", "w2", "b2")
 
 def _replace(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no 80 MB of temporary files behind
+        raise
 
 
 def _read(target: Path, key: str) -> tuple[dict[str, Any], memoryview]:
@@ -171,6 +175,8 @@ def _read(target: Path, key: str) -> tuple[dict[str, Any], memoryview]:
     except orjson.JSONDecodeError:
         raise CacheCorrupt("unreadable header") from None
     body = memoryview(data)[16 + n:]
+    if not isinstance(header, dict):
+        raise CacheCorrupt("unreadable header")
     if header.get("format") != FORMAT or header.get("key") != key:
         raise CacheCorrupt("another model version")
     if hashlib.sha256(body).hexdigest() != header.get("sha256"):
