@@ -38,7 +38,8 @@ VARIABLES: tuple[EnvVar, ...] = (
            "`0` turns releasing off.", "`3000`", "runtime/tap-release.mjs"),
     EnvVar("EVENTLOG_FSYNC", "The tap's fsync policy: `always`, `batch` or `never`.", "`batch`",
            "runtime/tap.mjs"),
-    EnvVar("EVENTLOG_WRITER_THREAD", "`1` runs the tap's log writer in its own worker thread.",
+    EnvVar("EVENTLOG_WRITER_THREAD", "`1` runs the tap's log writer in its own worker thread (opt-in: less "
+           "event-loop CPU per call, +16–74 MB RSS in a flood; docs/benchmark-results.md).",
            "unset (on the event loop)", "runtime/writer.mjs"),
     EnvVar("EVENTLOG_REVIEWER", "Who a DLP review is recorded as (after `--reviewer`).", "the login name",
            "dlp/alerts.py"),

@@ -31,6 +31,8 @@ BENCHES = {
     "recall": ([PY, "tools/bench/recall.py"], ["--chats", "40", "--days", "90", "--runs", "3"]),
     "js_writer": ([NODE, "tools/bench/js_writer.mjs"], ["--n", "500"]),
     "tap": ([NODE, "tools/bench/tap_overhead.mjs"], ["--calls", "1000", "--rounds", "3"]),
+    # paced like preview edits (50 calls/s): the writer thread must not raise this figure to be the default
+    "tap_paced": ([NODE, "tools/bench/tap_overhead.mjs", "--interval-ms", "20", "--calls", "500"], ["--rounds", "3"]),
     "gateway": ([PY, "tools/bench/tap_gateway.py"], ["--rounds", "4"]),
     "rebase": ([PY, "tools/bench/tap_rebase.py"], []),
     "import": ([PY, "tools/bench/import.py"], ["--quick"]),

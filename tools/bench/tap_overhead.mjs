@@ -12,7 +12,8 @@
 // /proc/thread-self/schedstat: what every call waits behind; the writer thread's CPU is not in it), event-loop
 // utilisation, the most appends in flight to the writer thread (did it keep up?), event-loop delay p99, peak RSS (each case once more alone in
 // a child process, --only NAME), scavenges (young-generation GCs) per 1000 calls, CPU time inside each call, and a
-// last `tap-overhead-goal` line with the goal beside the measurement.
+// `tap-overhead-goal` line with the goal beside the measurement, and per fsync policy a `tap-writer-thread` line: the
+// writer thread on vs off in this run against what making it the default needs (issue 30 item 4).
 // The fake fetch (--fetch):
 //   io        (default) the canned response arrives on a later turn of the event loop (setImmediate), as a socket's
 //             does: between calls the loop runs the writer's I/O completions, like in the gateway;
@@ -135,6 +136,7 @@ async function patchedBot(fsync, open = openEventLog, tapOf = createTap, thread 
   const deps = { root, log: await open({ root, fsync, thread }), rulesVersion: rules.version,
     scanner: createScanner({ rules, key: loadKey(root) }) };
   const bot = makeBot(tapOf({ deps, stderr: () => {} }));
+  bot.writerWorker = deps.log.worker ?? null; // the threaded log's worker: its heap is reported with the memory
   if (deps.log.calls instanceof Map) bot.writerInFlight = () => deps.log.calls.size;
   return bot;
 }
@@ -171,8 +173,14 @@ if (ONLY !== null) {
   const bot = await makers[ONLY]();
   await runCase(bot, 0);
   for (let r = 0; r < ROUNDS; r++) await runCase(bot, (r + 1) * CALLS);
+  // where the memory is: the main thread's V8 heap and the writer thread's (after the last round)
+  const w = bot.writerWorker;
+  w?.ref(); // an unref'ed worker would let the process exit during the await
+  const threadHeap = w ? (await w.getHeapStatistics()).total_heap_size : null;
+  const mb = (x) => (x === null ? null : Math.round(x / 2 ** 20));
   console.log(JSON.stringify({ bench: "tap-overhead-memory", case: ONLY, calls: CALLS * (ROUNDS + 1),
-    peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(0) }));
+    peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(0), main_heap_mb: mb(process.memoryUsage().heapTotal),
+    thread_heap_mb: mb(threadHeap) }));
   for (const r of roots) rmSync(r, { recursive: true, force: true });
   process.exit(0);
 }
@@ -191,11 +199,14 @@ for (let r = 0; r < ROUNDS; r++) {
 for (const r of roots) rmSync(r, { recursive: true, force: true });
 // peak RSS per case: each case alone in a child process (the interleaved process above holds all four at once)
 const rss = {};
+const heaps = {};
 for (const name of Object.keys(makers)) {
   const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--only", name, "--calls", String(CALLS),
     "--rounds", String(ROUNDS), "--interval-ms", String(INTERVAL), "--fetch", FETCH,
     ...(COMPARE ? ["--compare-runtime", COMPARE] : [])], { encoding: "utf8" });
-  rss[name] = JSON.parse(out.trim().split("\n").at(-1)).peak_rss_mb;
+  const m = JSON.parse(out.trim().split("\n").at(-1));
+  rss[name] = m.peak_rss_mb;
+  heaps[name] = { main: m.main_heap_mb, thread: m.thread_heap_mb };
 }
 // Per round, each case's figure minus the baseline's of the same round; the median over rounds (a burst of load from
 // other jobs spoils a round, not the result).
@@ -247,6 +258,27 @@ console.log(JSON.stringify({ bench: "tap-overhead-goal", goal: "added p99 per ou
     rows[k].added_cpu_in_call_p99_us])) } : {}),
   meets_goal: worst <= GOAL_ADDED_P99_US, meets_goal_by_cpu_in_call: Math.max(...withLog.map((k) =>
     rows[k].added_cpu_in_call_p99_us)) <= GOAL_ADDED_P99_US, load_avg_1m: +loadavg()[0].toFixed(2) }));
+// The writer thread on vs off in this run, per fsync policy (issue 30 item 4: whether it may be the default). Back
+// to back its goal is the tap's added p99 <= 1 ms; paced (--interval-ms > 0) it must not raise the figure of the
+// writer on the event loop; at either cadence its extra peak RSS must stay <= 20 MB (the tap's memory goal).
+const THREAD_RSS_BUDGET_MB = 20;
+const thread = {};
+for (const fsync of ["never", "batch"]) {
+  const off = rows[`patched fsync=${fsync}`];
+  const on = rows[`threaded fsync=${fsync}`];
+  const both = (k) => ({ off: off[k], on: on[k] });
+  const latencyOk = INTERVAL === 0 ? on.added_p99_us <= GOAL_ADDED_P99_US : on.added_p99_us <= off.added_p99_us;
+  const rssAdded = on.peak_rss_mb - off.peak_rss_mb;
+  thread[fsync] = { latencyOk, rssOk: rssAdded <= THREAD_RSS_BUDGET_MB };
+  console.log(JSON.stringify({ bench: "tap-writer-thread", fetch: FETCH, interval_ms: INTERVAL, fsync,
+    added_p99_us: both("added_p99_us"), added_p99_us_by_round: both("added_p99_us_by_round"),
+    added_loop_cpu_us_per_call: both("added_loop_cpu_us_per_call"), added_cpu_in_call_p99_us: both("added_cpu_in_call_p99_us"),
+    peak_rss_mb: both("peak_rss_mb"), thread_added_peak_rss_mb: rssAdded,
+    main_heap_mb: { off: heaps[`patched fsync=${fsync}`].main, on: heaps[`threaded fsync=${fsync}`].main },
+    thread_heap_mb: heaps[`threaded fsync=${fsync}`].thread, thread_backlog_max: on.writer_thread_backlog_max,
+    latency_goal: INTERVAL === 0 ? `on: added p99 <= ${GOAL_ADDED_P99_US} µs` : "on: added p99 <= off",
+    meets_latency_goal: latencyOk, meets_memory_goal: rssAdded <= THREAD_RSS_BUDGET_MB, load_avg_1m: +loadavg()[0].toFixed(2) }));
+}
 // a table for people
 const pad = (v, n) => String(v).padStart(n);
 console.log(`\n${"case".padEnd(24)} ${pad("p50 µs", 8)} ${pad("p99 µs", 9)} ${pad("+p99 µs", 9)} ${pad("+p99 CPU-in-call", 17)} ` +
@@ -264,6 +296,11 @@ console.log(`goal: +p99 with the log ≤ ${GOAL_ADDED_P99_US} µs → wall clock
   `(worst +${worstCpu} µs) — fetch=${FETCH}, load ${loadavg()[0].toFixed(1)} on ${cpus().length} CPUs. On a loaded ` +
   `machine the wall clock measures the other jobs; CPU-in-call is what the wall clock shows on a quiet one ` +
   `(for the threaded cases it also counts the writer thread's work done meanwhile on the other core).`);
+console.log(`writer thread on vs off (${INTERVAL === 0 ? "back to back" : `paced ${INTERVAL} ms`}): ` +
+  ["never", "batch"].map((f) => { const off = rows[`patched fsync=${f}`]; const on = rows[`threaded fsync=${f}`];
+    return `${f} +p99 ${off.added_p99_us} → ${on.added_p99_us} µs (${thread[f].latencyOk ? "ok" : "NOT ok"}), ` +
+      `+loop CPU ${off.added_loop_cpu_us_per_call} → ${on.added_loop_cpu_us_per_call} µs, RSS ${off.peak_rss_mb} → ` +
+      `${on.peak_rss_mb} MB (${thread[f].rssOk ? "ok" : `NOT ok: > +${THREAD_RSS_BUDGET_MB} MB`})`; }).join("; "));
 const loopCpu = (k) => rows[k]?.added_loop_cpu_us_per_call;
 console.log(`on-loop CPU per call added over the baseline (what the next call waits behind): tap without log I/O ` +
   `+${loopCpu("tap without log I/O")} µs; with the log on the event loop (as the gateway runs it) never ` +
