@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
-from eventlog.search import embed, index
+from eventlog.search import derive, embed, index
 from eventlog.store.writer import EventLog
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def _log(root: Path, long_text: str) -> None:
     w = EventLog(root, fsync="never")
     w.append_many([
         {"event": "message:received", "channel": "telegram", "chat_id": "111", "direction": "in",
-         "ts": "2026-11-28T10:00:00Z", "text": long_text, "from": {"id": 1}},
+         "ts": "2026-11-28T10:00:00Z", "text": long_text, "from": {"id": 1, "name": "Ann Lee"}},
         {"event": "message:received", "channel": "telegram", "chat_id": "111", "direction": "in",
          "ts": "2026-11-28T10:01:00Z", "text": "what shall we cook for dinner tonight", "from": {"id": 1}},
         {"event": "message:received", "channel": "telegram", "chat_id": "111", "direction": "in",
@@ -78,7 +78,11 @@ def test_a_long_message_is_found_by_its_chunk_once(tmp_path: Path) -> None:
         top = hits[0]
         assert len(top["text"]) > 30_000, (mode, [h["text"][:40] for h in hits])
         c = top["chunk"]
-        assert c["end"] - c["start"] == embed.CHUNK_CHARS and c["index"] == c["start"] // 500
+        # counted in the message's text (the model read "Name: text": the chunks were cut from that)
+        read = derive.embed_text({"event": "message:received", "from": {"id": 1, "name": "Ann Lee"}}, top["text"])
+        shift = len(read) - len(top["text"])
+        assert c["end"] - c["start"] == embed.CHUNK_CHARS and c["index"] == (c["start"] + shift) // 500
+        assert shift > 0 and top["text"][c["start"]:c["end"]] == read[c["index"] * 500:][:embed.CHUNK_CHARS]
         assert c["start"] < at + len(PASSAGE) and c["end"] > at  # the chunk holds (part of) the passage
         assert "lighthouse" in top["text"][c["start"]:c["end"]]
         assert all(h["chunk"] == {"index": 0, "start": 0, "end": len(h["text"])} for h in hits[1:])

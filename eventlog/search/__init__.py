@@ -14,7 +14,7 @@ from ..errors import EventlogError
 from ..store import render
 from ..store.layout import utc_days
 from ..store.schema import DEFAULT_ACCOUNT
-from . import chunks, embed, index, pack, project, rank, store
+from . import chunks, derive, embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
 DEFAULT_WEIGHT = 0.3  # measured with the question handling of tokens.query_terms (docs/search.md): LoCoMo R@10 64.4
@@ -184,6 +184,8 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
         if ev is None or (q.accounts and ev.get("account", DEFAULT_ACCOUNT) not in q.accounts):
             continue  # (another account's line in the default account's file: a log not migrated yet)
         hits.append(_hit(len(hits) + 1, float(score[i]), ev))
-        hits[-1].chunk = chunks.best(arr, row, qvec, len(ev["text"]))
+        # the model read "Name: text [media]" (derive.embed_text): the chunk's characters are counted in the text
+        shift = derive.embed_text(ev, ev["text"]).find(ev["text"])
+        hits[-1].chunk = chunks.best(arr, row, qvec, len(ev["text"]), max(shift, 0))
     store.release_all(MAX_RSS_MB)
     return SearchResult(hits, mode, notes, updated)

@@ -40,14 +40,15 @@ def raise_to_best_chunk(s: Scored, units: list[tuple[dict[str, Any], dict[str, A
             s.exact[pos] = True
 
 
-def best(arr: dict[str, Any], row: int, qvec: np.ndarray | None, length: int) -> dict[str, int]:
-    """{"index", "start", "end"} (characters) of the chunk of message `row` that matches the query best; the first
-    chunk without a query vector, or for a message of one chunk."""
+def best(arr: dict[str, Any], row: int, qvec: np.ndarray | None, length: int, shift: int = 0) -> dict[str, int]:
+    """{"index", "start", "end"} (characters of the message's text, `length` long) of the chunk of message `row` that
+    matches the query best; the first chunk without a query vector, or for a message of one chunk. The chunks were
+    cut from what the model read, in which the text starts at `shift` (after the sender's name)."""
     lo = hi = 0
     if qvec is not None and "kdoc" in arr:
         lo, hi = (int(x) for x in np.searchsorted(arr["kdoc"], [row, row + 1]))
     if hi - lo < 2:
-        return {"index": 0, "start": 0, "end": min(length, embed.CHUNK_CHARS)}
+        return {"index": 0, "start": 0, "end": min(length, embed.CHUNK_CHARS - shift)}
     k = int(np.argmax(_cosines(arr, lo, hi, qvec)))
-    start = int(arr["kstart"][lo + k])
-    return {"index": k, "start": start, "end": min(length, start + embed.CHUNK_CHARS)}
+    start = int(arr["kstart"][lo + k]) - shift
+    return {"index": k, "start": max(start, 0), "end": max(0, min(length, start + embed.CHUNK_CHARS))}
