@@ -5,7 +5,7 @@ multi-chat log (tools/bench/recall_eval/gen_log.py); hit@5 and MRR@10 per mode a
     python tools/bench/recall_eval.py [--modes text,fuzzy,bm25,vector,hybrid,hybrid:0.3,rrf] [--root DIR]
                                       [--model use|e5] [--json] [--details]
 
-Modes: text, fuzzy, bm25, vector, hybrid (weight 0.7), hybrid:W (vector weight W), rrf — `eventlog.search` — and
+Modes: text, fuzzy, bm25, vector, hybrid (the library's default weight), hybrid:W (vector weight W), rrf — `eventlog.search` — and
 `cmd:TEMPLATE`, any command printing JSON Lines with an `id` per hit, best first (see recall_eval/README.md).
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent / "recall_eval"
 sys.path.insert(0, str(HERE.parents[2]))
 sys.path.insert(0, str(HERE))
 
-from eventlog.store.layout import parse_when  # noqa: E402
+from eventlog.recall import when  # noqa: E402
 
 KINDS = ("exact", "forms", "typo", "paraphrase", "crosslang", "dates")
 LIMIT = 10
@@ -52,17 +52,19 @@ def prepare(root: Path | None) -> tuple[Path, dict[str, Any]]:
 
 
 def dates_of(q: dict[str, Any], now: datetime) -> tuple[Any, Any]:
-    since = parse_when(q["since"], now=now) if q.get("since") else None
-    until = parse_when(q["until"], now=now) if q.get("until") else None
+    """The question's since/until as the CLI reads them (when.py), in UTC: the generated log's days are UTC days."""
+    since = when.since(q["since"], timezone.utc, now) if q.get("since") else None
+    until = when.until(q["until"], timezone.utc, now) if q.get("until") else None
     return since, until
 
 
 def library_ranker(root: Path, mode: str, now: datetime) -> Callable[[dict[str, Any]], list[str]]:
     from eventlog.recall.grep import newest
-    from eventlog.search import SearchQuery, search
+    from eventlog.search import DEFAULT_WEIGHT, SearchQuery, search
 
     name, _, w = mode.partition(":")
-    weight = float(w) if w else 0.7
+    name = SearchQuery("").mode if name == "default" else name  # "default": what `eventlog search` runs
+    weight = float(w) if w else DEFAULT_WEIGHT
 
     def rank(q: dict[str, Any]) -> list[str]:
         since, until = dates_of(q, now)
