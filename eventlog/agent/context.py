@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import orjson
 
@@ -60,43 +60,72 @@ def _listed(accounts: tuple[str, ...] | None) -> list[str] | None:
 
 def _find(root: Path, eid: str, chats: tuple[str, ...] | None, accounts: tuple[str, ...] | None = None
           ) -> tuple[LogFile, int, dict[str, Any]] | None:
-    needle = b'"id":"' + eid.encode() + b'"'
     d = ulid_date(eid)
     chat_list = list(chats) if chats else None
     near = list(log_files(root, chat=chat_list, since=d - timedelta(days=1), until=d + timedelta(days=1),
                           accounts=_listed(accounts)))
     seen = {lf.path for lf in near}
     rest = (lf for lf in log_files(root, chat=chat_list, accounts=_listed(accounts)) if lf.path not in seen)
-    for files in (near, rest):
-        for lf in files:
-            if lf.channel == "system":
-                continue
-            for num, line in iter_lines(lf.path):
-                if needle in line:
-                    ev = orjson.loads(line)
-                    if isinstance(ev, dict) and ev.get("id") == eid and _account_ok(ev, accounts):
-                        return lf, num, ev
-    return None
+    return _find_in(near, eid, accounts) or _find_in(rest, eid, accounts)
 
 
 def around(root: Path, eid: str, *, before: int = 5, after: int = 5, chats: tuple[str, ...] | None = None,
            accounts: tuple[str, ...] | None = None) -> Around | None:
     """The event `eid` (only from `chats` and `accounts` when given) and up to before/after message events of its
     chat — the same chat of the same account — in order."""
-    eid = eid.strip().upper()
+    eid = eid.strip().strip("[]").strip().upper()  # the model may copy the brackets the hit line shows
     if not ULID.match(eid):
         raise ContextError(f"not an event id (a 26-character ULID): {eid[:40]!r}")
-    before, after = max(0, min(before, MAX_AROUND)), max(0, min(after, MAX_AROUND))
     hit = _find(root, eid, chats, accounts)
-    if hit is None:
+    return None if hit is None else _around(root, *hit, before, after)
+
+
+def around_event(root: Path, ev: dict[str, Any], *, before: int, after: int) -> Around | None:
+    """`around` for an event a search already holds (a hit: id, ts, chat_id, channel, account): its day file is the
+    one its ts names, so no file is searched for the id — imported history carries ids minted long after its ts.
+    Only that chat of that account is read: a hit's neighbours share its scope."""
+    eid, ts, chat = ev.get("id"), ev.get("ts"), ev.get("chat_id")
+    if not isinstance(eid, str) or not ULID.match(eid) or not isinstance(chat, str):
         return None
-    lf, num, target = hit
+    own = (str(ev.get("account", DEFAULT_ACCOUNT)),)
+    hit = None
+    try:
+        day = date.fromisoformat(ts[:10]) if isinstance(ts, str) else None
+    except ValueError:
+        day = None
+    if day is not None:
+        hit = _find_in(log_files(root, chat=[chat], since=day, until=day, channel=ev.get("channel"),
+                                 accounts=_listed(own)), eid, own)
+    if hit is None:
+        hit = _find(root, eid, (chat,), own)
+    return None if hit is None else _around(root, *hit, before, after)
+
+
+def _find_in(files: Iterable[LogFile], eid: str, accounts: tuple[str, ...] | None
+             ) -> tuple[LogFile, int, dict[str, Any]] | None:
+    needle = b'"id":"' + eid.encode() + b'"'
+    for lf in files:
+        if lf.channel == "system":
+            continue
+        for num, line in iter_lines(lf.path):
+            if needle in line:
+                ev = _load(line)
+                if isinstance(ev, dict) and ev.get("id") == eid and _account_ok(ev, accounts):
+                    return lf, num, ev
+    return None
+
+
+def _around(root: Path, lf: LogFile, num: int, target: dict[str, Any], before: int, after: int) -> Around:
+    before, after = max(0, min(before, MAX_AROUND)), max(0, min(after, MAX_AROUND))
     own = (target.get("account", DEFAULT_ACCOUNT),)  # the target's partition: its account's chat, nobody else's
-    files = [f for f in log_files(root, chat=[lf.chat_id], accounts=_listed(own)) if f.channel == lf.channel]
+    # by day: a non-default account's chat is listed after the default account's files of the same chat id (a log
+    # from before accounts had files of their own keeps their lines there, picked by the account field)
+    files = sorted((f for f in log_files(root, chat=[lf.chat_id], accounts=_listed(own)) if f.channel == lf.channel),
+                   key=lambda f: f.day)
     idx = next(i for i, f in enumerate(files) if f.path == lf.path)
     prev: list[dict[str, Any]] = []
     nxt: list[dict[str, Any]] = []
-    # Same file: everything before the line, everything after it.
+    # Same file: everything before the line, everything after it. Erased lines (commitment form) have no text.
     for n, line in iter_lines(lf.path):
         if n == num:
             continue

@@ -1,9 +1,9 @@
 """Every recall on the record: one `recall:query` event per tool call on the system stream (channel `system`, chat
 `eventlog`), written through the public writer so misroutes can be reviewed and retrieval tuned on real traffic.
 
-What the model asked goes into the content field `args`, who asked into `from` and the hit ids into `payload` (the
-brief's content fields: store format v2 commits to them by salted hash, so `forget` can erase a call about an erased
-chat — eventlog/ops/trail.py); everything else — tool, scope, chat, hit count, latency, mode, whether it failed — is
+What the model asked goes into the content field `args`, who asked into `from` and the hit ids (with the turns shown
+beside them, `context_ids`) into `payload` (the brief's content fields: store format v2 commits to them by salted
+hash, so `forget` can erase a call about an erased chat — eventlog/ops/trail.py); everything else — tool, scope, chat, hit count, latency, mode, whether it failed — is
 metadata. The `origin` object says which gateway context fields the chat scope came from (names only).
 """
 from __future__ import annotations
@@ -24,6 +24,8 @@ def recall_event(req: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         "hits": out.get("hits", 0),
         "payload": {"ids": out.get("ids") or []}, "latency_ms": out.get("latency_ms"), "ok": bool(out.get("ok")),
     }
+    if out.get("context_ids"):
+        ev["payload"]["context_ids"] = out["context_ids"]
     if req.get("requester") is not None:
         ev["from"] = {"id": str(req["requester"])}
     for k in ("mode", "mode_used"):

@@ -23,13 +23,14 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import EventlogError
 from ..store import render
 from ..recall import when
 from ..store.layout import resolve_root
 from ..store.schema import ACCOUNT_RE, DEFAULT_ACCOUNT
+from .turns import MAX_CONTEXT, gather
 
 MAX_LIMIT = 50
 DEFAULT_LIMIT = 10
@@ -98,14 +99,23 @@ def line_for(scanner: Any, ev: dict[str, Any], words: list[str] | None = None, *
     return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…"
 
 
-def _cap(header: str, lines: list[str], more: int) -> tuple[str, int]:
-    """The header and as many lines as fit in TEXT_CAP characters, the whole text included (header, trailer)."""
-    trailer = "(… {} more not shown; narrow the query or the dates)"
-    room = TEXT_CAP - len(trailer) - 12  # the trailer's line, its count included, always fits after what is shown
+_TRAILER = "(… {} more not shown; narrow the query or the dates)"
+
+
+def _room(header: str) -> tuple[str, int]:
+    """The header (one line, cut to fit) and the characters left for the lines after it: the trailer's line, its
+    count included, always fits after what is shown."""
+    room = TEXT_CAP - len(_TRAILER) - 12
     header = one_line(header)
     if len(header) > room:
         header = header[:room - 1] + "…"
-    out, size, shown = [header], len(header), 0
+    return header, room - len(header)
+
+
+def _cap(header: str, lines: list[str], more: int) -> tuple[str, int]:
+    """The header and as many lines as fit in TEXT_CAP characters, the whole text included (header, trailer)."""
+    header, room = _room(header)
+    out, size, shown = [header], 0, 0
     for ln in lines:
         if size + len(ln) + 1 > room:
             break
@@ -114,8 +124,19 @@ def _cap(header: str, lines: list[str], more: int) -> tuple[str, int]:
         shown += 1
     hidden = len(lines) - shown + more
     if hidden > 0:
-        out.append(trailer.format(hidden))
+        out.append(_TRAILER.format(hidden))
     return "\n".join(out), shown
+
+
+def _cap_groups(header: str, groups: list[Any], render: Callable[[dict[str, Any]], str], more: int
+                ) -> tuple[str, int, list[str]]:
+    """`_cap` for hits with their turns (turns.layout): the neighbours are trimmed first, never a hit."""
+    from .turns import layout
+
+    header, room = _room(header)
+    lines, shown, ctx_ids = layout(groups, render, room)
+    hidden = len(groups) - shown + more
+    return "\n".join([header, *lines] + ([_TRAILER.format(hidden)] if hidden > 0 else [])), shown, ctx_ids
 
 
 def _when(v: Any, name: str, tz: tzinfo) -> datetime | None:
@@ -183,6 +204,12 @@ def _search(root: Path, req: dict[str, Any], scanner: Any, tz: tzinfo) -> dict[s
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit < 1:
         raise ToolError(f"limit must be a number from 1 to {MAX_LIMIT}")
     limit = min(int(limit), MAX_LIMIT)
+    n_ctx = args.get("context", 0)
+    if n_ctx is None:
+        n_ctx = 0
+    if isinstance(n_ctx, bool) or not isinstance(n_ctx, (int, float)) or not 0 <= n_ctx <= MAX_CONTEXT:
+        raise ToolError(f"context must be a number of messages from 0 to {MAX_CONTEXT}")
+    n_ctx = int(n_ctx)
     direction = args.get("direction")
     if direction not in (None, "", "in", "out"):
         raise ToolError("direction must be 'in' (messages the agent received) or 'out' (messages it sent)")
@@ -202,22 +229,11 @@ def _search(root: Path, req: dict[str, Any], scanner: Any, tz: tzinfo) -> dict[s
         skip = current_message(root, str(req["chat"]), str(req["requester"]), accounts=(_account(req),))
     if mode in ("hybrid", "bm25"):
         from .hybrid import hybrid_search
-        from .relative import question_period
 
-        rel = question_period(query, tz) if since is None and until is None else None
         # one more than asked when the current message may be among them: it is dropped below
-        ranked, why, used = hybrid_search(root, query, chats=chats, since=rel[1] if rel else since,
-                                          until=rel[2] if rel else until, direction=direction or None,
-                                          limit=limit + (1 if skip else 0), accounts=accounts, mode=mode)
-        if rel and ranked is not None and not [f for f in ranked.hits if f.event.get("id") != skip]:
-            ranked, why, used = hybrid_search(root, query, chats=chats, since=None, until=None,
-                                              direction=direction or None, limit=limit + (1 if skip else 0),
-                                              accounts=accounts, mode=mode)
-            notes.append(f"nothing in {rel[0]} ({when.iso(rel[1])}..{when.iso(rel[2])}), the period the question "
-                         "names; searched every day")
-        elif rel:
-            notes.append(f"searched {rel[0]} ({when.iso(rel[1])}..{when.iso(rel[2])}), the period the question names; "
-                         "pass since/until to search other days")
+        ranked, why, used = hybrid_search(root, query, chats=chats, since=since, until=until,
+                                          direction=direction or None, limit=limit + (1 if skip else 0),
+                                          accounts=accounts, mode=mode, tz=tz, exclude=skip)
         if ranked is None:
             notes.append(f"{mode} search is not available ({why}); used text search")
         elif why:
@@ -240,15 +256,26 @@ def _search(root: Path, req: dict[str, Any], scanner: Any, tz: tzinfo) -> dict[s
             f"further back)") if ranked.searched_since else ""
     head = (f"eventlog_search: {ranked.total} message(s) match [{words}] in {where}{back}, mode {used}; "
             f"showing {min(limit, len(ranked.hits))}, best first (ties: newest first).")
-    lines = [line_for(scanner, f.event, ranked.words) for f in ranked.hits]
-    if not lines:
+    if n_ctx and ranked.hits:
+        head += (f" Each hit is marked '>', with up to {n_ctx} message(s) before and after it in its chat, oldest "
+                 "first; groups are separated by '--'.")
+    if not ranked.hits:
         head += " " + CANNOT_SEE
     if notes:
         head += " Note: " + " ".join(notes)
-    text, shown = _cap(head, lines, max(0, ranked.total - len(lines)))
+    more = max(0, ranked.total - len(ranked.hits))
+    ctx_ids: list[str] = []
+    if n_ctx:
+        groups = gather(root, [f.event for f in ranked.hits], n_ctx, skip)
+        text, shown, ctx_ids = _cap_groups(head, groups, lambda ev: line_for(scanner, ev, ranked.words), more)
+    else:
+        text, shown = _cap(head, [line_for(scanner, f.event, ranked.words) for f in ranked.hits], more)
     ids = [f.event.get("id") for f in ranked.hits[:shown]]
-    return {"text": text, "hits": ranked.total, "ids": ids, "scope": scope, "chat": chats[0] if chats else None,
-            "accounts": list(accounts) if accounts else None, "mode": mode, "mode_used": used, "notes": notes}
+    out = {"text": text, "hits": ranked.total, "ids": ids, "scope": scope, "chat": chats[0] if chats else None,
+           "accounts": list(accounts) if accounts else None, "mode": mode, "mode_used": used, "notes": notes}
+    if n_ctx:
+        out["context_ids"] = ctx_ids
+    return out
 
 
 def _context(root: Path, req: dict[str, Any], scanner: Any) -> dict[str, Any]:

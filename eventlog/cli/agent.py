@@ -223,6 +223,8 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
 @click.option("--mode", type=click.Choice(["hybrid", "bm25", "text", "fuzzy"]), default="hybrid", show_default=True,
               help="hybrid/bm25: `eventlog search`'s ranking; text/fuzzy: grep-like, every content word counts.")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
+@click.option("--context", "n_context", type=click.IntRange(0, 5), default=0, show_default=True, metavar="N",
+              help="Each hit with N messages before and after it in its chat (the tool's `context`).")
 @click.option("--since", default=None, metavar="WHEN", help=f"From the start of WHEN, in the zone ({WHEN_HELP}).")
 @click.option("--until", default=None, metavar="WHEN", help=f"Up to the end of WHEN, in the zone ({WHEN_HELP}).")
 @click.option("--direction", type=click.Choice(["in", "out"]), default=None)
@@ -231,8 +233,9 @@ def _run(tool: str, args: dict[str, Any], chats: tuple[str, ...], all_chats: boo
 @zone_only
 @root_option
 @handle_errors
-def search(query: str, chats: str | None, all_chats: bool, account: str, mode: str, limit: int, since: str | None,
-           until: str | None, direction: str | None, record: bool, as_json: bool, tz: tzinfo, root: Path) -> None:
+def search(query: str, chats: str | None, all_chats: bool, account: str, mode: str, limit: int, n_context: int,
+           since: str | None, until: str | None, direction: str | None, record: bool, as_json: bool, tz: tzinfo,
+           root: Path) -> None:
     """Show what `eventlog_search` returns to the model: ranked, redacted lines (times in UTC, as the model reads
     them). --since/--until are the tool's `since`/`until`, parsed by the tool as the model's are. Exit 0 hits,
     1 none, 2 error.
@@ -241,9 +244,10 @@ def search(query: str, chats: str | None, all_chats: bool, account: str, mode: s
     Example:
       eventlog agent search "what did we decide about the wifi" --chat 123456789 --since 7d
       eventlog agent search "invoice" --chat 123456789 --account ops
+      eventlog agent search "what did she answer about the trip" --chat 123456789 --context 2
     """
     args = {k: v for k, v in {"query": query, "mode": mode, "limit": limit, "since": since, "until": until,
-                              "direction": direction}.items() if v is not None}
+                              "direction": direction, "context": n_context or None}.items() if v is not None}
     _run("search", args, (chats,) if chats else (), all_chats, root, record, as_json, account, tz)
 
 

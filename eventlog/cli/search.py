@@ -5,7 +5,7 @@ import sys
 import time
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import click
 
@@ -99,13 +99,17 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
 @click.option("--candidates", type=int, default=None, metavar="N",
               help="vector/hybrid/rrf: the projection first pass keeps N candidates for exact scoring (default: "
                    "max(2000, 1/170 of the scope); rrf: 0); 0 = every message scored exactly. See docs/search.md.")
+@click.option("--question-dates/--no-question-dates", "question_dates", default=True, show_default=True,
+              help="bm25/vector/hybrid/rrf without --since/--until: a relative date in the query (yesterday, last week, "
+                   "3 days ago, вчера, …) restricts the search to that period, or everything if it holds no hit — as "
+                   "the agent tool does.")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: rank, score, id, chat_id, account, ts, direction, text.")
 @time_range
 @root_option
 @handle_errors
 def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], accounts: tuple[str, ...],
-               direction: str | None, limit: int, candidates: int | None, as_json: bool, since: datetime | None,
-               until: datetime | None, tz: tzinfo, root: Path) -> None:
+               direction: str | None, limit: int, candidates: int | None, question_dates: bool, as_json: bool,
+               since: datetime | None, until: datetime | None, tz: tzinfo, root: Path) -> None:
     """Ranked search over message text. Exit 0 found, 1 nothing, 2 error.
 
     Filters apply before ranking. Index days in scope that are stale are rebuilt first (never a stale answer).
@@ -116,17 +120,19 @@ def search_cmd(query: str, mode: str, weight: float, chats: tuple[str, ...], acc
       eventlog search "the laptop broke" --since 30d
       eventlog search "ноутбук" --mode bm25 --chat 100007 --json
       eventlog search "invoice" --account ops
+      eventlog search "what did Ann say about the plumber yesterday"
     """
+    from ..agent.relative import search_question
     from ..recall.grep import newest
     from ..recall.output import local_ts
     from ..search import SearchQuery, search
 
     ensure_root(root)
-    res = search(root, SearchQuery(query, mode=mode, weight=weight, chats=chats or None, since=since, until=until,
-                                   direction=direction, limit=limit, candidates=candidates, accounts=accounts or None),
-                 progress=index_progress(),
-                 text_scan=newest)
-    for note in res.notes:
+    q = SearchQuery(query, mode=mode, weight=weight, chats=chats or None, since=since, until=until,
+                    direction=direction, limit=limit, candidates=candidates, accounts=accounts or None)
+    kw: dict[str, Any] = {"progress": index_progress(), "text_scan": newest}
+    res, period = search_question(root, q, tz, **kw) if question_dates else (search(root, q, **kw), None)
+    for note in ([period] if period else []) + res.notes:
         click.echo(f"eventlog: {note}", err=True)
     for h in res.hits:
         if as_json:

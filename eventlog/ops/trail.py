@@ -47,7 +47,9 @@ def concerns(chat: str | None, ids: set[str]) -> Select:
                 return True
         payload = obj.get("payload")
         hits = payload.get("ids") if isinstance(payload, dict) else obj.get("ids")
-        return isinstance(hits, list) and any(isinstance(h, str) and h in ids for h in hits)
+        # the turns shown beside the hits (eventlog_search's `context`) were shown too
+        near = payload.get("context_ids") if isinstance(payload, dict) else None
+        return any(isinstance(xs, list) and any(isinstance(h, str) and h in ids for h in xs) for xs in (hits, near))
     return select
 
 

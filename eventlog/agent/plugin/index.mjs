@@ -21,6 +21,8 @@ const DEFAULT_TIMEOUT_MS = 30000;
 const DEFAULT_MAX_OUTPUT = 1024 * 1024;
 // Characters of a query: the helper refuses longer ones (eventlog/agent/tool.py MAX_QUERY_CHARS, the same number).
 const MAX_QUERY_CHARS = 2000;
+// Turns before and after each hit that eventlog_search's `context` may ask for (eventlog/agent/turns.py MAX_CONTEXT).
+const MAX_CONTEXT = 5;
 
 const CANNOT_SEE =
   "It cannot see: other chats (only the owner may ask for scope \"all\"), anything before the log was installed, " +
@@ -31,15 +33,20 @@ const SEARCH_DESCRIPTION =
   "openclaw-eventlog across sessions, /new and compaction. Use it FIRST whenever the user refers to the past — " +
   "\"remember\", \"earlier\", \"before\", \"yesterday\", \"last week\", \"what did we decide\", \"what was the …\", " +
   "\"did I tell you …\", \"как мы договорились\", \"помнишь\" — instead of guessing or saying you don't know. " +
-  "Pass the question or its distinctive words (names, numbers, topics). Returns a header and ranked lines " +
-  "\"[<event id>] <time UTC> <in|out> <sender>: <snippet>\" (in = the user wrote it, out = you sent it); the time " +
-  "answers \"when\" questions. Call eventlog_context with a hit's id when one line is not the whole answer: the " +
-  "question links two facts, asks what happened before or after, or the hit is a short reply (\"yes\", \"that " +
-  "one\") whose meaning is in the turns around it. " + CANNOT_SEE;
+  "Pass the question or its distinctive words (names, numbers, topics); a relative date in it (\"yesterday\", " +
+  "\"last week\", \"вчера\") limits the search to that period. Returns a header and ranked lines " +
+  "\"[<event id>] <date and time UTC> <in|out> <sender>: <snippet>\" (in = the user wrote it, out = you sent it); " +
+  "the date answers \"when\" questions. When the answer may span turns — the question links two facts, asks what " +
+  "happened before or after, or a hit is a short reply (\"yes\", \"that one\") whose meaning is in the turns around " +
+  "it — pass context: 2 (1-5) to get each hit with the messages just before and after it, or call eventlog_context " +
+  "with one hit's id to read further around it. " + CANNOT_SEE;
 
 const CONTEXT_DESCRIPTION =
-  "Read the conversation around one event found by eventlog_search: the messages before and after it in the same " +
-  "chat, oldest first, the event itself marked with '>'. Pass the id shown in [brackets]. " + CANNOT_SEE;
+  "Read the conversation around one message found by eventlog_search: pass the hit's id (the 26 characters in " +
+  "[brackets]). Use it when that hit is only part of the answer: it replies to or refers to something said before " +
+  "(\"yes\", \"that one\", \"it\"), the question asks what came before or after it or how it ended, or links it to " +
+  "another fact from the same conversation. Returns the messages before and after it in the same chat (up to 20 " +
+  "each side, default 5), oldest first, with their dates, the message itself marked '>'. " + CANNOT_SEE;
 
 const SEARCH_PARAMETERS = {
   type: "object",
@@ -52,6 +59,7 @@ const SEARCH_PARAMETERS = {
     until: { type: "string", description: "Search up to the end of: the same forms as since (\"yesterday\": through the end of yesterday)." },
     direction: { type: "string", enum: ["in", "out"], description: "\"in\": only what the user sent; \"out\": only what you sent." },
     limit: { type: "integer", minimum: 1, maximum: 50, description: "How many lines (default 10, at most 50)." },
+    context: { type: "integer", minimum: 0, maximum: MAX_CONTEXT, description: `Also show this many messages before and after each hit in its chat (default 0, at most ${MAX_CONTEXT}): for answers that span turns.` },
     mode: { type: "string", enum: ["hybrid", "bm25", "text", "fuzzy"], description: "\"hybrid\" (default): ranked by words and meaning; a whole question is fine. \"bm25\": by words only. \"text\": only messages containing the words, any case, also inside longer words (grep-like). \"fuzzy\": text tolerating typos." },
   },
 };
@@ -61,7 +69,7 @@ const CONTEXT_PARAMETERS = {
   additionalProperties: false,
   required: ["id"],
   properties: {
-    id: { type: "string", description: "An event id from eventlog_search (26 characters, the part in [brackets])." },
+    id: { type: "string", description: "A hit's event id from eventlog_search (26 characters, the part in [brackets])." },
     before: { type: "integer", minimum: 0, maximum: 20, description: "Messages before it (default 5)." },
     after: { type: "integer", minimum: 0, maximum: 20, description: "Messages after it (default 5)." },
   },
