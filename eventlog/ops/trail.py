@@ -4,7 +4,8 @@ A tool call is recorded as a `recall:query` event (agent/record.py): the model's
 `from`, the hit ids in `payload` — all content fields, so erasing the line (its commitment form) removes them and the
 chain still verifies. A call concerns the erased scope when it was scoped to the erased chat (`scope_chat`), asked by
 it (`from.id`: in a private chat the user's id is the chat id), or returned a hit in it (an owner's `scope: "all"`
-call included). Such a call loses its question, its requester and its whole hit list: the hit list is one commitment,
+call included) or showed one of its messages as a turn beside a hit (`payload.context_ids`, eventlog_search's
+`context`). Such a call loses its question, its requester and its whole hit list: the hit list is one commitment,
 and the question of a call that found A's messages is about A as much as about anyone.
 Calls recorded before the hit ids moved into `payload` keep a top-level `ids` the chain covers: forget erases their
 question and requester, not their ids (docs/store.md, Erasure).
