@@ -197,6 +197,25 @@ def test_context_around_a_hit(agw: AgentGateway, users: dict[str, int], planted:
     assert leaked(result, planted["key"]) is None
 
 
+def test_search_with_the_turns_around_each_hit(agw: AgentGateway, users: dict[str, int],
+                                               planted: dict[str, str]) -> None:
+    """Issue 27 item 4: `context: N` through the real gateway — the schema the model gets has it, each hit comes with
+    its chat's turns (the reply after the fact), redacted, and never another chat's."""
+    g = agw
+    result, _, body = ask(g, users["alice"], "what did you say when I named my boat?", "eventlog_search",
+                          {"query": "boat called", "context": 2})
+    tools = {t["function"]["name"]: t["function"] for t in body.get("tools") or [] if "function" in t}
+    assert tools["eventlog_search"]["parameters"]["properties"]["context"]["maximum"] == 5
+    assert "context: 2" in tools["eventlog_search"]["description"]
+    lines = result.splitlines()
+    assert "with up to 2 message(s) before and after it" in lines[0], lines[0]
+    assert any(ln.startswith("> [") and planted["boat"] in ln for ln in lines), result
+    assert any(ln.startswith("  [") for ln in lines) and "Nice boat." in result, result
+    # the message after "Nice boat." holds Alice's key: shown as a turn, it is redacted like a hit
+    assert "[REDACTED:" in result and leaked(result, planted["key"]) is None
+    assert planted["locker"] not in result  # Bob's chat is not Alice's
+
+
 def test_secret_comes_back_redacted(agw: AgentGateway, users: dict[str, int], planted: dict[str, str]) -> None:
     result, reply, _ = ask(agw, users["alice"], "what was my anthropic key?", "eventlog_search",
                            {"query": "anthropic key"})

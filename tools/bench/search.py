@@ -277,7 +277,14 @@ def main(argv: list[str] | None = None) -> int:
     row("library hybrid / hybrid on day units (the packs' share), p50 CPU",
         f"{lib['hybrid']['cpu_p50_ms'] / max(lib['hybrid:days']['cpu_p50_ms'], .1):.2f}")
     row("library bm25 share of hybrid, p50 CPU", f"{lib['bm25']['cpu_p50_ms'] / max(lib['hybrid']['cpu_p50_ms'], .1):.2f}")
-    row("peak RSS, one process running all the modes above", f"{lib['rss_mb']} MB", f"< {GOAL_RSS} MB")
+    row("peak RSS, one process running all the modes above", f"{lib['rss_mb']} MB", "—")
+    # the goal is the default mode's: the exhaustive baselines above hold every vector at once, a search process
+    # running the default does not
+    alone = report["library_default_alone"] = library(target, ["hybrid"], args.reps)
+    row("library hybrid (default), a process running it alone", f"p50 {alone['hybrid']['p50_ms']} ms wall / "
+        f"{alone['hybrid']['cpu_p50_ms']} ms CPU, p99 {alone['hybrid']['p99_ms']} / {alone['hybrid']['cpu_p99_ms']}",
+        f"p50 ≤ {GOAL_MS} ms")
+    row("peak RSS, a process running the default mode alone", f"{alone['rss_mb']} MB", f"< {GOAL_RSS} MB")
     rec_sets = [(target, "", label.split(":")[0])]
     own = _records(big)
     if target is not big and own and any(r.get("model") for r in own):  # the big corpus's partial own index: real vectors
