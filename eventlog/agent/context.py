@@ -80,10 +80,16 @@ def around(root: Path, eid: str, *, before: int = 5, after: int = 5, chats: tupl
     return None if hit is None else _around(root, *hit, before, after)
 
 
-def around_event(root: Path, ev: dict[str, Any], *, before: int, after: int) -> Around | None:
+Listings = dict[tuple[str, str, str], list[LogFile]]  # (channel, account, chat) → its day files by day
+
+
+def around_event(root: Path, ev: dict[str, Any], *, before: int, after: int, listings: Listings | None = None
+                 ) -> Around | None:
     """`around` for an event a search already holds (a hit: id, ts, chat_id, channel, account): its day file is the
     one its ts names, so no file is searched for the id — imported history carries ids minted long after its ts.
-    Only that chat of that account is read: a hit's neighbours share its scope."""
+    Only that chat of that account is read: a hit's neighbours share its scope. `listings`: the chats' day files
+    listed by an earlier call (the hits of one search share their chat; listing a year of day files costs more than
+    reading the hit's day)."""
     eid, ts, chat = ev.get("id"), ev.get("ts"), ev.get("chat_id")
     if not isinstance(eid, str) or not ULID.match(eid) or not isinstance(chat, str):
         return None
@@ -98,7 +104,7 @@ def around_event(root: Path, ev: dict[str, Any], *, before: int, after: int) -> 
                                  accounts=_listed(own)), eid, own)
     if hit is None:
         hit = _find(root, eid, (chat,), own)
-    return None if hit is None else _around(root, *hit, before, after)
+    return None if hit is None else _around(root, *hit, before, after, listings)
 
 
 def _find_in(files: Iterable[LogFile], eid: str, accounts: tuple[str, ...] | None
@@ -115,14 +121,10 @@ def _find_in(files: Iterable[LogFile], eid: str, accounts: tuple[str, ...] | Non
     return None
 
 
-def _around(root: Path, lf: LogFile, num: int, target: dict[str, Any], before: int, after: int) -> Around:
+def _around(root: Path, lf: LogFile, num: int, target: dict[str, Any], before: int, after: int,
+            listings: Listings | None = None) -> Around:
     before, after = max(0, min(before, MAX_AROUND)), max(0, min(after, MAX_AROUND))
     own = (target.get("account", DEFAULT_ACCOUNT),)  # the target's partition: its account's chat, nobody else's
-    # by day: a non-default account's chat is listed after the default account's files of the same chat id (a log
-    # from before accounts had files of their own keeps their lines there, picked by the account field)
-    files = sorted((f for f in log_files(root, chat=[lf.chat_id], accounts=_listed(own)) if f.channel == lf.channel),
-                   key=lambda f: f.day)
-    idx = next(i for i, f in enumerate(files) if f.path == lf.path)
     prev: list[dict[str, Any]] = []
     nxt: list[dict[str, Any]] = []
     # Same file: everything before the line, everything after it. Erased lines (commitment form) have no text.
@@ -135,6 +137,18 @@ def _around(root: Path, lf: LogFile, num: int, target: dict[str, Any], before: i
         (prev if n < num else nxt).append(ev)
     prev = prev[-before:] if before else []
     nxt = nxt[:after]
+    if len(prev) == before and len(nxt) == after:
+        return Around(target, prev, nxt)  # the day file held them: no listing of the chat's days
+    key = (lf.channel, str(own[0]), lf.chat_id)
+    files = listings.get(key) if listings is not None else None
+    if files is None:
+        # by day: a non-default account's chat is listed after the default account's files of the same chat id (a log
+        # from before accounts had files of their own keeps their lines there, picked by the account field)
+        files = sorted((f for f in log_files(root, chat=[lf.chat_id], accounts=_listed(own))
+                        if f.channel == lf.channel), key=lambda f: f.day)
+        if listings is not None:
+            listings[key] = files
+    idx = next(i for i, f in enumerate(files) if f.path == lf.path)
     i = idx - 1
     while len(prev) < before and i >= 0:
         msgs = [e for e in (_load(ln) for _, ln in iter_lines(files[i].path)) if _is_message(e) and _account_ok(e, own)]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .context import around_event
+from .context import Listings, around_event
 
 MAX_CONTEXT = 5  # turns each side in a search; eventlog_context reads up to 20 around one event
 SEPARATOR = "--"  # between hits' groups, as `grep -C` prints it
@@ -33,8 +33,9 @@ class Group:
 def gather(root: Path, hits: list[dict[str, Any]], n: int, skip: str | None = None) -> list[Group]:
     """Each hit with up to n messages before and after it; `skip`: the question being answered, never shown."""
     out = []
+    listings: Listings = {}
     for ev in hits:
-        got = around_event(root, ev, before=n, after=n) if n > 0 else None
+        got = around_event(root, ev, before=n, after=n, listings=listings) if n > 0 else None
         g = Group(ev)
         if got is not None:
             g.before = [e for e in got.before if e.get("id") != skip]
