@@ -101,6 +101,11 @@ def test_same_ranking_with_a_relative_date_in_the_question(root: Path) -> None:
             texts = [ln for ln in out["text"].splitlines()[1:]]
             assert texts and all(any(w in ln for w in ("plumber was late", "холодильнике", "lunch")) for ln in texts)
             assert got != command(root, q, "--chat", "111", "--account", "default", "--no-question-dates")
+    # the command says so on stderr, as the tool's header does
+    r = CliRunner().invoke(cli, ["search", "what did we decide about the plumber yesterday", "--chat", "111",
+                                 "--root", str(root)], catch_exceptions=False)
+    assert r.exit_code == 0 and "eventlog: searched yesterday (" in r.stderr and "the period the question names" \
+        in r.stderr, r.stderr
     # an explicit range wins over the question's phrase, in both
     q = "what did we decide about the plumber yesterday"
     out = tool(root, q, since="60d")
