@@ -163,12 +163,12 @@ def _shape(m: dict[str, Any], edits: list[dict[str, Any]], tz: tzinfo, redact: C
     }
 
 
-def page(root: Path, chat_id: str, *, account: str | None = None, channel: str | None = None,
-         before: str | None = None, after: str | None = None, limit: int = DEFAULT_LIMIT,
-         tz: tzinfo = timezone.utc, redact: Callable[[Any], Any] | None = None) -> Page:
+def page(root: Path, chat_id: str, *, redact: Callable[[Any], Any], account: str | None = None,
+         channel: str | None = None, before: str | None = None, after: str | None = None,
+         limit: int = DEFAULT_LIMIT, tz: tzinfo = timezone.utc) -> Page:
     """The `limit` messages of one chat before the cursor `before` (or after `after`; neither: the newest), oldest
-    first, each text passed through `redact` (the page passes web.redact.Redactor.text; None: shown as stored —
-    for the library's own callers, never the page)."""
+    first, in `tz`'s days, every text passed through `redact` (web.redact.Redactor(root).text; required, so no
+    caller gets the log's plaintext by forgetting it)."""
     if before and after:
         raise BadCursor("give before= or after=, not both")
     limit = max(1, min(int(limit), MAX_LIMIT))
@@ -180,7 +180,6 @@ def page(root: Path, chat_id: str, *, account: str | None = None, channel: str |
         cday = cursor.ts.date()
         all_days = [d for d in all_days if (d[0] <= cday if backwards else d[0] >= cday)]
     order = list(reversed(all_days)) if backwards else all_days
-    shown = redact or (lambda t: t)
     want, taken, lines = limit + 1, 0, 0
     base: list[dict[str, Any]] = []
     edits: list[dict[str, Any]] = []
@@ -208,7 +207,7 @@ def page(root: Path, chat_id: str, *, account: str | None = None, channel: str |
     for m in base:
         key = (m["channel"], m["account"], int(m["message_id"])) if m["message_id"] is not None else None
         mine = [e for e in folded.get(key, []) if e["ts"] >= m["ts"]] if key else []
-        msgs.append(_shape(m, mine, tz, shown))
+        msgs.append(_shape(m, mine, tz, redact))
     first_c = str(Cursor(_aware(base[0]["ts"]), base[0]["id"])) if base else None  # type: ignore[arg-type]
     last_c = str(Cursor(_aware(base[-1]["ts"]), base[-1]["id"])) if base else None  # type: ignore[arg-type]
     if backwards:
