@@ -117,7 +117,7 @@ def _query(root: Path, chat_id: str, channel: str | None, account: str | None, f
             cur = con.execute(f"SELECT {', '.join(_COLUMNS)} FROM messages WHERE {' AND '.join(where)} "
                               f"ORDER BY ts {order}, id {order} LIMIT $n", params)
             names = [d[0] for d in cur.description]
-            base = [dict(zip(names, r)) for r in cur.fetchall()]
+            base = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
             ids = sorted({int(m["message_id"]) for m in base if m["message_id"] is not None})
             edits: list[dict[str, Any]] = []
             if ids:
@@ -127,7 +127,7 @@ def _query(root: Path, chat_id: str, channel: str | None, account: str | None, f
                     + (" AND channel = $channel" if channel else "") + " ORDER BY ts, id",
                     {"ids": ids, **({"channel": channel} if channel else {})})
                 names = [d[0] for d in cur.description]
-                edits = [dict(zip(names, r)) for r in cur.fetchall()]
+                edits = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     finally:
         con.close()
     return base, edits, len(src.jsonl) + len(src.covered)
@@ -172,7 +172,8 @@ def page(root: Path, chat_id: str, *, redact: Callable[[Any], Any], account: str
     if before and after:
         raise BadCursor("give before= or after=, not both")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    cursor = Cursor.parse(before or after) if (before or after) else None
+    given = before or after
+    cursor = Cursor.parse(given) if given else None
     backwards = after is None
     scope_from(root, [chat_id], None, None, tz, [account] if account else None)  # validates the chat id and account
     all_days = _days_of(root, chat_id, channel, account)
