@@ -171,7 +171,7 @@ def test_status_strip_says_what_verify_says(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir(mode=0o700)
     make_log(root)
-    app = create_app(root, token=TOKEN, doctor=run_checks)
+    app = create_app(root, token=TOKEN, doctor=run_checks, tz=ZoneInfo("Asia/Tokyo"))
     web = app.app.state.web
     web.status.wait(120)
     with TestClient(app) as client:
@@ -180,8 +180,9 @@ def test_status_strip_says_what_verify_says(tmp_path: Path) -> None:
         checks = {c["check"]: c for c in snap["checks"]}
         assert set(checks) == {"tap", "tap-live", "chain", "last-event"}
         assert checks["chain"]["ok"] and checks["last-event"]["detail"] == "2026-12-01T13:00:00.000Z"
+        assert checks["last-event"]["local"] == "2026-12-01 22:00:00"  # shown in the user's zone
         html = client.get("/", headers=H).text
-        assert 'data-testid="status" data-ready="true"' in html
+        assert 'data-testid="status" data-ready="true"' in html and "last-event: ok 2026-12-01 22:00:00" in html
         assert re.findall(r'data-check="([^"]+)" data-ok="(true|false)"', html)[2:] == [("chain", "true"),
                                                                                         ("last-event", "true")]
         # damage a line that a later line chains to (a file's last line is the seals' and the head's to vouch for):

@@ -135,7 +135,11 @@ def api_status(request: Request) -> Response:
     w = _web(request)
     if request.query_params.get("refresh"):
         w.status.refresh()
-    return _json(w.status.snapshot())
+    snap = w.status.snapshot()
+    # the strip shows the last event in the user's zone (the check's detail stays UTC, as doctor and verify say it)
+    snap["checks"] = [{**c, "local": _local(c["detail"], w.tz, "%Y-%m-%d %H:%M:%S")}
+                      if c["check"] == "last-event" and c["ok"] else c for c in snap["checks"]]
+    return _json(snap)
 
 
 def api_chats(request: Request) -> Response:
