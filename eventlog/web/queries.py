@@ -32,7 +32,7 @@ def _utc(t: Any) -> Any:
 
 def chats(root: Path, redact: Callable[[Any], Any]) -> list[dict[str, Any]]:
     """Every chat of every channel and account, the most recently active first (the `chats` view)."""
-    con, _ = connect(scope_from(root, None, None, None))
+    con, _ = connect(scope_from(root, None, None, None), views=("events", "chats"))
     try:
         with duckdb_errors():
             cur = con.execute("SELECT channel, chat_id, account, title, type, username, first_seen, last_seen, "
