@@ -97,7 +97,8 @@ def chat_page(request: Request) -> HTMLResponse:
     w, q = _web(request), request.query_params
     p = _timeline(request)
     accounts = sorted({m["account"] for m in p.messages})
-    keep = {k: w.redactor.text(v) for k, v in (("account", q.get("account")), ("channel", q.get("channel"))) if v}
+    keep = {k: w.redactor.text(v) for k, v in (("account", q.get("account")), ("channel", q.get("channel")),
+                                               ("limit", q.get("limit"))) if v}  # the paging links keep them
     shown = w.redactor.text(request.path_params["chat_id"])  # what the user typed is echoed masked too
     return w.page("chat.html", title=f"Chat {shown}", chat_id=shown, page=p, many_accounts=len(accounts) > 1, keep=keep)
 
