@@ -93,19 +93,17 @@ def test_a_bad_line_is_named_by_its_number_in_counts_too(log):
 
 def test_a_whole_log_count_is_one_rg_over_the_tree(log, monkeypatch):
     """The work of a whole-log count: one rg process, given the raw/ directory (rg walks it: no file list built in
-    Python), counting no line numbers; a listing asks for them."""
-    import subprocess
-
-    from eventlog.recall import grep as g
+    Python), counting no line numbers; a listing asks for them. (Every process grep starts goes through posix_spawn.)"""
+    import os
 
     calls: list[list[str]] = []
-    real = subprocess.Popen
+    real = os.posix_spawn
 
-    def spy(argv, *a, **kw):
+    def spy(path, argv, *a, **kw):
         calls.append(list(argv))
-        return real(argv, *a, **kw)
+        return real(path, argv, *a, **kw)
 
-    monkeypatch.setattr(g.subprocess, "Popen", spy)
+    monkeypatch.setattr(os, "posix_spawn", spy)
     assert run("grep", "deploy", "--count-total", "--root", str(log)).stdout.strip() == "4"
     assert run("grep", "deploy", "-c", "--root", str(log)).exit_code == 0
     assert len(calls) == 2
