@@ -56,7 +56,7 @@ def test_count_per_chat_and_total(log):
     assert run("grep", "deploy", "-c", "-m", "2", "--root", str(log)).stdout.splitlines() == [
         "telegram/100:2", "telegram/200:1"]
     # -c agrees with the listing, for every flag combination
-    for flags in ([], ["-i"], ["-w"], ["-v"], ["-E"]):
+    for flags in ([], ["-i"], ["-w"], ["-v"], ["-E"], ["-v", "-i"], ["--fuzzy"]):
         listed = texts(run("grep", *flags, "deploy", "--json", "--root", str(log)))
         assert run("grep", *flags, "deploy", "--count-total", "--root", str(log)).stdout.strip() == str(len(listed))
 

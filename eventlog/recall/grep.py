@@ -195,8 +195,8 @@ def _full_scan(root: Path, q: GrepQuery, paths: list[str]) -> Iterator[Candidate
 
 def _matches(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None, numbered: bool = True
              ) -> Iterator[tuple[str, int, list[tuple[int, int]]]]:
-    """(relpath, line, spans) of every match, unordered (rg searches files in parallel); line is 0 unless
-    `numbered` (counts need no line numbers, and rg then counts no lines)."""
+    """(relpath, line, spans) of every match, unordered (rg searches files in parallel); line is 0 and spans are
+    empty unless `numbered` (a count needs neither: rg then counts no lines, and a text is only tested)."""
     matcher = Matcher(q)
     paths = _scope_paths(root, q)
     if not paths:
@@ -213,13 +213,16 @@ def _matches(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None,
         cands = _fuzzy_candidates(root, q, matcher, paths, numbered)
     prefix = len(str(root)) + 1
     try:
-        yield from _checked(cands, matcher, q, prefix, on_problem)
+        yield from _checked(cands, matcher, q, prefix, on_problem, spans=numbered)
     finally:
         matcher.close()
 
 
 def _checked(cands: Iterable[Candidate], matcher: Matcher, q: GrepQuery, prefix: int,
-             on_problem: Callable[[str], None] | None) -> Iterator[tuple[str, int, list[tuple[int, int]]]]:
+             on_problem: Callable[[str], None] | None, spans: bool = True
+             ) -> Iterator[tuple[str, int, list[tuple[int, int]]]]:
+    """The candidates that are matches (or, with -v, messages that are not), with their spans — or, when `spans` is
+    false (a count), with none: only whether it matched is decided."""
     for path, num, offset, line in cands:
         try:
             ev = orjson.loads(line)
@@ -229,12 +232,16 @@ def _checked(cands: Iterable[Candidate], matcher: Matcher, q: GrepQuery, prefix:
             continue
         if not is_candidate(ev, q):
             continue
-        spans = matcher.spans(ev["text"])
-        if q.invert:
-            if not spans:
+        if not spans:
+            if matcher.found(ev["text"]) != q.invert:
                 yield path[prefix:], num, []
-        elif spans:
-            yield path[prefix:], num, spans
+            continue
+        found = matcher.spans(ev["text"])
+        if q.invert:
+            if not found:
+                yield path[prefix:], num, []
+        elif found:
+            yield path[prefix:], num, found
 
 
 def count(root: Path, q: GrepQuery, on_problem: Callable[[str], None] | None = None) -> int:
