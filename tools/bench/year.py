@@ -156,7 +156,7 @@ def grep_case(log: Path, runs: int, rows: dict[str, dict[str, Any]]) -> bool:
     ca, cb = count_of(ours.output), count_of(base.output)
     print(f"  grep --count-total vs rg -c, {files:,} day files (median of {runs}, load "
           f"{os.getloadavg()[0]:.1f}): {ours.median:.2f} / {base.median:.2f} s = "
-          f"{ours.median / base.median:.2f}× (CPU {ours.cpu:.2f} / {base.cpu:.2f} s = {ours.cpu / base.cpu:.2f}×), "
+          f"{ours.median / base.median:.2f}× (CPU {ours.cpu:.2f} / {base.cpu:.2f} s = {ours.cpu / (base.cpu or float('nan')):.2f}×), "
           f"peak RSS {ours.rss_mb:.0f} / {base.rss_mb:.0f} MB, answers {ca} / {cb}"
           f"{'' if ca == cb else '  MISMATCH'} (goal ≤ 1.5×)", flush=True)
     rows["grep"] = {"eventlog_s": ours.median, "rg_s": base.median, "eventlog_cpu_s": ours.cpu,
