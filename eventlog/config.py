@@ -9,7 +9,6 @@ A key it does not know is listed in `Config.unknown` (the commands warn: a missp
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -51,14 +50,22 @@ def load_config(root: Path, env: Mapping[str, str] | None = None) -> Config:
     env = os.environ if env is None else env
     path = config_path(root, env)
     cfg = Config(path)
+    data: dict[str, Any] = {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        data = {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = None
+    except UnicodeDecodeError as exc:
         raise EventlogError(f"{path}: not valid TOML ({exc})") from None
     except OSError as exc:  # a directory, no permission: the config is unreadable, not absent
         raise EventlogError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
+    if text is not None:
+        import tomllib  # only when there is a file: every command reads the config, most logs have none
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise EventlogError(f"{path}: not valid TOML ({exc})") from None
     for key, var in KEYS.items():
         if env.get(var):
             cfg.values[key] = _check(key, env[var], f"${var}")

@@ -56,7 +56,7 @@ def test_count_per_chat_and_total(log):
     assert run("grep", "deploy", "-c", "-m", "2", "--root", str(log)).stdout.splitlines() == [
         "telegram/100:2", "telegram/200:1"]
     # -c agrees with the listing, for every flag combination
-    for flags in ([], ["-i"], ["-w"], ["-v"], ["-E"]):
+    for flags in ([], ["-i"], ["-w"], ["-v"], ["-E"], ["-v", "-i"], ["--fuzzy"]):
         listed = texts(run("grep", *flags, "deploy", "--json", "--root", str(log)))
         assert run("grep", *flags, "deploy", "--count-total", "--root", str(log)).stdout.strip() == str(len(listed))
 
@@ -76,3 +76,40 @@ def test_no_color(log, monkeypatch):
     assert "\x1b[" in CliRunner().invoke(cli, ["grep", "deploy", "--root", str(log)], color=True).stdout
     r = CliRunner(env={"NO_COLOR": "1"}).invoke(cli, ["grep", "deploy", "--root", str(log)], color=True)
     assert r.exit_code == 0 and "\x1b[" not in r.stdout
+
+
+def test_a_bad_line_is_named_by_its_number_in_counts_too(log):
+    """Counts ask rg for no line numbers; a line that is not JSON is still reported as file:line."""
+    day = log / "raw/telegram/chats/100/2026/11/01.jsonl"
+    with open(day, "ab") as f:
+        f.write(b'{"text": "deploy", broken\n')
+    n = len(day.read_bytes().splitlines())
+    want = f"eventlog: raw/telegram/chats/100/2026/11/01.jsonl:{n}: not valid JSON, skipped"
+    for flags in (["--count-total"], ["-c"], ["--json"]):
+        r = run("grep", "deploy", *flags, "--root", str(log))
+        assert r.stderr.splitlines() == [want], (flags, r.stderr)
+    assert run("grep", "deploy", "--count-total", "--root", str(log)).stdout.strip() == "4"
+
+
+def test_a_whole_log_count_is_one_rg_over_the_tree(log, monkeypatch):
+    """The work of a whole-log count: one rg process, given the raw/ directory (rg walks it: no file list built in
+    Python), counting no line numbers; a listing asks for them. (Every process grep starts goes through posix_spawn.)"""
+    import os
+
+    calls: list[list[str]] = []
+    real = os.posix_spawn
+
+    def spy(path, argv, *a, **kw):
+        calls.append(list(argv))
+        return real(path, argv, *a, **kw)
+
+    monkeypatch.setattr(os, "posix_spawn", spy)
+    assert run("grep", "deploy", "--count-total", "--root", str(log)).stdout.strip() == "4"
+    assert run("grep", "deploy", "-c", "--root", str(log)).exit_code == 0
+    assert len(calls) == 2
+    for argv in calls:
+        assert argv[argv.index("--") + 1:] == [str(log / "raw")]
+        assert "--line-number" not in argv
+    calls.clear()
+    run("grep", "deploy", "--json", "--root", str(log))
+    assert len(calls) == 1 and "--line-number" in calls[0]

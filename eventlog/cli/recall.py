@@ -199,8 +199,6 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
       eventlog grep deploy --account ops
     """
     from ..recall import grep as r
-    from ..store import render
-    from ..recall.output import local_ts
     from ..recall.planner import scope_from
     from .common import emit_json
 
@@ -247,6 +245,9 @@ def grep(pattern: str | None, ignore_case: bool, regex: bool, fuzzy: str | None,
                 seen = h.relpath
                 emit_json({"type": "file", "file": h.relpath}) if as_json else click.echo(h.relpath)
         sys.exit(0 if seen else 1)
+    from ..recall.output import local_ts  # only what lists messages needs these (a count is one rg and a sum)
+    from ..store import render
+
     no_color = bool(os.environ.get("NO_COLOR"))
     paint = color == "always" or (color == "auto" and sys.stdout.isatty() and not as_json and not no_color)
     style = _style(paint)

@@ -187,6 +187,12 @@ class Matcher:
             return self.guard.run(lambda: [m.span() for m in self.rx.finditer(text)])  # type: ignore[union-attr]
         return [m.span() for m in self.rx.finditer(text)]
 
+    def found(self, text: str) -> bool:
+        """Whether the text matches at all (what a count needs): a plain literal is one `in`, not every span."""
+        if self.q.mode == "literal" and self.rx is None:
+            return self.q.pattern in text
+        return bool(self.spans(text))
+
     def close(self) -> None:
         if self.guard is not None:
             self.guard.close()

@@ -12,6 +12,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
+def compile_bytecode(tree: Path = REPO / "eventlog") -> None:
+    """Write the package's bytecode, as an installed package has it. With PYTHONDONTWRITEBYTECODE set (it is in some
+    environments) and no __pycache__, every measured command would compile each module it imports from source again
+    (measured: ≈ 20 ms of the 230 ms CPU of a whole-log `eventlog grep --count-total` on 25,000 day files)."""
+    import sys
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree)], check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""})
+
+
 def run_measured(cmd: list[str], stdin_path: str | None = None, env: dict | None = None,
                  cwd: Path = REPO, ok_codes: tuple[int, ...] = (0, 1)) -> tuple[float, float, str]:
     """(wall seconds, peak RSS in MB, stdout) of one child process."""

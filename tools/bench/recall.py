@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools" / "bench"))
-from common import run_measured  # noqa: E402
+from common import compile_bytecode, run_measured  # noqa: E402
 PY = sys.executable
 RG = str(Path(PY).parent / "rg")
 EVENTLOG = [PY, "-m", "eventlog"]
@@ -155,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     root = args.corpus or (CACHE / ("corpus" if (args.chats, args.days) == (200, 365) else
                                     f"corpus-{args.chats}x{args.days}"))
     summary = ensure_corpus(root, args.chats, args.days)
+    compile_bytecode()  # every command starts as an installed package does: from bytecode
     R, n = str(root), args.runs
     files = sum(1 for _ in (root / "raw").rglob("*.jsonl"))
     size = sum(p.stat().st_size for p in (root / "raw").rglob("*.jsonl"))
