@@ -109,6 +109,7 @@ COMMAND_MODULES = [
     "eventlog.cli.agent",
     "eventlog.cli.search",
     "eventlog.cli.doctor",
+    "eventlog.cli.serve",
 ]
 
 for _name in COMMAND_MODULES:
