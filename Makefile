@@ -97,10 +97,11 @@ test: deps releases wheelhouse strace chromium acorn lint
 	PATH=$(CURDIR)/$(VENV)/bin:$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # Leaves out (docs/testing.md says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
-# installed openclaw package) and slow (long, but guarding correctness: `test` runs them). The node tests all run:
+# installed openclaw package), slow (long, but guarding correctness: `test` runs them) and browser (the page in
+# headless Chromium: `test` installs Chromium and runs them; here, no Chromium is needed). The node tests all run:
 # tap.test.mjs needs grammY from the openclaw install (no gateway), hence `openclaw` here.
 test-fast: venv node openclaw strace acorn lint
-	$(VPY) -m pytest -q $(PYTEST_WORKERS) -m "not e2e and not slow and not openclaw"
+	$(VPY) -m pytest -q $(PYTEST_WORKERS) -m "not e2e and not slow and not openclaw and not browser"
 	PATH=$(CURDIR)/$(VENV)/bin:$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # acorn parses for the JS mutant generator (docs/mutation-js.md); the suite tests the generator too, so `test` and

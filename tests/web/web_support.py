@@ -105,8 +105,9 @@ def build_log(root: Path) -> WebLog:
         payload: dict[str, Any] = {"chat_id": 42, "text": text}
         if method == "editMessageText":
             payload["message_id"] = mid
+        # as the tap writes it (runtime/tap-core.mjs): the message id Telegram answered, also at the top level
         return {"event": "message:sent", "channel": "telegram", "chat_id": PRIVATE_CHAT, "ts": ts, "direction": "out",
-                "method": method, "text": text, "payload": payload,
+                "method": method, "text": text, "payload": payload, "message_id": mid,
                 "outcome": {"ok": True, "message_id": mid, "from": bot}}
 
     events = [
@@ -222,8 +223,8 @@ class Traced:
     def __init__(self, browser: Any, trace: Path):
         self.browser, self.trace = browser, trace
 
-    def outside(self) -> list[str]:
-        return [a for a in inet_addresses(self.trace) if not is_loopback(a)]
+    def net(self) -> NetReport:
+        return net_report(self.trace)
 
 
 class Session:
@@ -239,7 +240,7 @@ class Session:
         self.bodies: list[tuple[str, int, bytes]] = []
         self._pending: list[Any] = []
         context.on("request", lambda r: self.requests.append(r.url))
-        context.on("response", self._pending.append)
+        context.on("response", lambda r: self._pending.append(r))
 
     def drain(self) -> None:
         while self._pending:
@@ -332,21 +333,61 @@ def http(method: str, url: str, headers: dict[str, str] | None = None, body: byt
 # ---- strace: every address a process tree connects or sends to ----------------------------------------------------
 
 def strace_prefix(trace: Path) -> list[str]:
-    # connect() covers TCP and connected UDP (the resolver); sendto() with an address covers unconnected UDP. Only
-    # these two calls are stopped at (seccomp-bpf), so the traced process runs at nearly full speed.
-    return [STRACE, "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect,sendto", "-o", str(trace)]
+    # connect() covers TCP and the route a UDP socket takes; the send calls cover every datagram (DNS included). -yy
+    # names each descriptor's socket type (TCP/UDP/UNIX…). Only these calls stop the process (seccomp-bpf), so it runs
+    # at nearly full speed.
+    return [STRACE, "-f", "-qq", "--seccomp-bpf", "-yy", "-e", "trace=connect,sendto,sendmsg,sendmmsg", "-o",
+            str(trace)]
 
 
+_CALL = re.compile(r"^\d+\s+(connect|sendto|sendmsg|sendmmsg)\((\d+)(?:<([^>]*)>)?")
 _INET = re.compile(r'sin_addr=inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)"')
+_PEER = re.compile(r"->\[?([0-9a-fA-F.:]+?)\]?:\d+\]")
+_LOCAL = re.compile(r"^(?:UDP|UDPv6):\[\[?([0-9a-fA-F.:]+?)\]?:\d+\]$")
 
 
-def inet_addresses(trace: Path) -> list[str]:
-    """Every IPv4/IPv6 address in the trace's connect/sendto calls (AF_UNIX and netlink are local)."""
-    out = []
+@dataclass
+class NetReport:
+    """What a traced process tree did on the network: `outside` lists every attempt that could put a packet on a
+    non-loopback address (a TCP connect, a datagram sent); `probes` the UDP connects to such an address, which send
+    nothing (Chromium's IPv6 reachability check connects a UDP socket to a public address only to learn the route);
+    `loopback` counts the calls to loopback addresses (the trace works: a run that used the network has some)."""
+    outside: list[str] = field(default_factory=list)
+    probes: list[str] = field(default_factory=list)
+    loopback: int = 0
+
+
+def net_report(trace: Path) -> NetReport:
+    rep = NetReport()
     for line in trace.read_text(errors="replace").splitlines():
-        for m in _INET.finditer(line):
-            out.append(m.group(1) or m.group(2))
-    return out
+        m = _CALL.match(line)
+        if not m:
+            continue
+        call, sock = m.group(1), m.group(3) or ""
+        kind = sock.split(":", 1)[0]
+        if kind.startswith(("UNIX", "NETLINK")):
+            continue
+        addrs = [a or b for a, b in _INET.findall(line)]
+        if not addrs and call != "connect":
+            peer = _PEER.search(sock)
+            local = _LOCAL.match(sock)
+            if peer:
+                addrs = [peer.group(1)]
+            elif kind.startswith("TCP"):
+                continue  # a send on a connected stream: its connect() was checked
+            elif local and is_loopback(local.group(1)):
+                addrs = [local.group(1)]
+            else:  # a datagram to wherever the socket was connected: not provably loopback
+                rep.outside.append(line[:300])
+                continue
+        for addr in addrs:
+            if is_loopback(addr):
+                rep.loopback += 1
+            elif call == "connect" and kind.startswith("UDP"):
+                rep.probes.append(line[:300])
+            else:
+                rep.outside.append(line[:300])
+    return rep
 
 
 def is_loopback(addr: str) -> bool:
