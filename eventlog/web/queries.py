@@ -38,7 +38,7 @@ def chats(root: Path, redact: Callable[[Any], Any]) -> list[dict[str, Any]]:
             cur = con.execute("SELECT channel, chat_id, account, title, type, username, first_seen, last_seen, "
                               "received, sent, events FROM chats ORDER BY last_seen DESC, chat_id, account")
             names = [d[0] for d in cur.description]
-            rows = [dict(zip(names, r)) for r in cur.fetchall()]
+            rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     finally:
         con.close()
     for r in rows:

@@ -117,7 +117,7 @@ def _query(root: Path, chat_id: str, channel: str | None, account: str | None, f
             cur = con.execute(f"SELECT {', '.join(_COLUMNS)} FROM messages WHERE {' AND '.join(where)} "
                               f"ORDER BY ts {order}, id {order} LIMIT $n", params)
             names = [d[0] for d in cur.description]
-            base = [dict(zip(names, r)) for r in cur.fetchall()]
+            base = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
             ids = sorted({int(m["message_id"]) for m in base if m["message_id"] is not None})
             edits: list[dict[str, Any]] = []
             if ids:
@@ -127,7 +127,7 @@ def _query(root: Path, chat_id: str, channel: str | None, account: str | None, f
                     + (" AND channel = $channel" if channel else "") + " ORDER BY ts, id",
                     {"ids": ids, **({"channel": channel} if channel else {})})
                 names = [d[0] for d in cur.description]
-                edits = [dict(zip(names, r)) for r in cur.fetchall()]
+                edits = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     finally:
         con.close()
     return base, edits, len(src.jsonl) + len(src.covered)
@@ -163,16 +163,17 @@ def _shape(m: dict[str, Any], edits: list[dict[str, Any]], tz: tzinfo, redact: C
     }
 
 
-def page(root: Path, chat_id: str, *, account: str | None = None, channel: str | None = None,
-         before: str | None = None, after: str | None = None, limit: int = DEFAULT_LIMIT,
-         tz: tzinfo = timezone.utc, redact: Callable[[Any], Any] | None = None) -> Page:
+def page(root: Path, chat_id: str, *, redact: Callable[[Any], Any], account: str | None = None,
+         channel: str | None = None, before: str | None = None, after: str | None = None,
+         limit: int = DEFAULT_LIMIT, tz: tzinfo = timezone.utc) -> Page:
     """The `limit` messages of one chat before the cursor `before` (or after `after`; neither: the newest), oldest
-    first, each text passed through `redact` (the page passes web.redact.Redactor.text; None: shown as stored —
-    for the library's own callers, never the page)."""
+    first, in `tz`'s days, every text passed through `redact` (web.redact.Redactor(root).text; required, so no
+    caller gets the log's plaintext by forgetting it)."""
     if before and after:
         raise BadCursor("give before= or after=, not both")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    cursor = Cursor.parse(before or after) if (before or after) else None
+    given = before or after
+    cursor = Cursor.parse(given) if given else None
     backwards = after is None
     scope_from(root, [chat_id], None, None, tz, [account] if account else None)  # validates the chat id and account
     all_days = _days_of(root, chat_id, channel, account)
@@ -180,7 +181,6 @@ def page(root: Path, chat_id: str, *, account: str | None = None, channel: str |
         cday = cursor.ts.date()
         all_days = [d for d in all_days if (d[0] <= cday if backwards else d[0] >= cday)]
     order = list(reversed(all_days)) if backwards else all_days
-    shown = redact or (lambda t: t)
     want, taken, lines = limit + 1, 0, 0
     base: list[dict[str, Any]] = []
     edits: list[dict[str, Any]] = []
@@ -208,7 +208,7 @@ def page(root: Path, chat_id: str, *, account: str | None = None, channel: str |
     for m in base:
         key = (m["channel"], m["account"], int(m["message_id"])) if m["message_id"] is not None else None
         mine = [e for e in folded.get(key, []) if e["ts"] >= m["ts"]] if key else []
-        msgs.append(_shape(m, mine, tz, shown))
+        msgs.append(_shape(m, mine, tz, redact))
     first_c = str(Cursor(_aware(base[0]["ts"]), base[0]["id"])) if base else None  # type: ignore[arg-type]
     last_c = str(Cursor(_aware(base[-1]["ts"]), base[-1]["id"])) if base else None  # type: ignore[arg-type]
     if backwards:
