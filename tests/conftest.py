@@ -22,7 +22,7 @@ def _product_variables() -> list[str]:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    # tests/web/test_web_page.py writes the docs' screenshots there (docs/web.md "Screenshots"); by default only into
+    # tests/web/test_serve_chromium.py writes the docs' screenshots there (docs/web.md "Screenshots"); by default only into
     # its tmp_path, so `make test` leaves the tree clean.
     parser.addoption("--screenshots", metavar="DIR", default=None,
                      help="write the web page's screenshots (web-alerts.png, web-timeline.png) into DIR")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from web_support import CHROMIUM, STRACE, Server, Session, Traced, WebLog, build_log, chromium_wrapper, net_report
+from serve_support import CHROMIUM, STRACE, Server, Session, Traced, WebLog, build_log, chromium_wrapper, net_report
 
 ZONE = "Asia/Kathmandu"  # UTC+05:45: the group's 20:00Z messages fall on the next day there
 

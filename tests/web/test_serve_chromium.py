@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_support import (GROUP_CHAT, PRIVATE_CHAT, XSS, Server, Session, Traced, WebLog, alerts, cli, fake_key, http,
+from serve_support import (GROUP_CHAT, PRIVATE_CHAT, XSS, Server, Session, Traced, WebLog, alerts, cli, fake_key, http,
                          png_size)
 
 pytestmark = pytest.mark.browser

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from web_support import (GROUP_CHAT, PRIVATE_CHAT, Answer, Server, WebLog, alerts, cli, fake_key, http, listening)
+from serve_support import (GROUP_CHAT, PRIVATE_CHAT, Answer, Server, WebLog, alerts, cli, fake_key, http, listening)
 
 
 def _alert_id(web_log: WebLog, rule: str) -> str:
