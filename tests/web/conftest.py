@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from serve_support import CHROMIUM, STRACE, Server, Session, Traced, WebLog, build_log, chromium_wrapper, net_report
+from serve_support import CHROMIUM, STRACE, Server, Session, Traced, WebLog, build_log, net_report, traced_driver
 
 ZONE = "Asia/Kathmandu"  # UTC+05:45: the group's 20:00Z messages fall on the next day there
 
@@ -48,19 +48,22 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Traced]:
     from playwright.sync_api import sync_playwright
 
     d = tmp_path_factory.mktemp("chromium")
-    trace = d / "chromium.trace"
-    with sync_playwright() as p:
-        # --no-sandbox: Debian's Chromium cannot start its sandbox as root, and the tests run as root in CI.
-        # --host-resolver-rules: Chromium looks up accounts.google.com at start, whatever page it shows (seen in the
-        # trace: DNS queries to the machine's resolver); with every name but localhost unresolvable no query leaves,
-        # and the page, on 127.0.0.1, needs no name.
-        browser = p.chromium.launch(executable_path=str(chromium_wrapper(d, trace)), headless=True,
-                                    args=["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1"])
-        traced = Traced(browser, trace)
-        yield traced
-        browser.close()
+    trace = d / "browser.trace"
+    with pytest.MonkeyPatch.context() as mp:
+        # Playwright's driver, and so the Chromium it starts, run under strace -f
+        mp.setenv("PLAYWRIGHT_NODEJS_PATH", str(traced_driver(d, trace)))
+        with sync_playwright() as p:
+            # --no-sandbox: Debian's Chromium cannot start its sandbox as root, and the tests run as root in CI.
+            # --host-resolver-rules: Chromium looks up accounts.google.com at start, whatever page it shows (seen in
+            # the trace: DNS queries to the machine's resolver); with every name but localhost unresolvable no query
+            # leaves, and the page, on 127.0.0.1, needs no name.
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=[
+                "--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1"])
+            traced = Traced(browser, trace)
+            yield traced
+            browser.close()
     rep = net_report(trace)
-    assert rep.outside == [], f"Chromium reached non-loopback addresses: {rep.outside}"
+    assert rep.outside == [], f"Playwright's driver or Chromium reached non-loopback addresses: {rep.outside}"
 
 
 @pytest.fixture

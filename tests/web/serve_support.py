@@ -218,7 +218,7 @@ class Server:
 
 
 class Traced:
-    """The browser and the file its strace writes."""
+    """The browser and the file its strace writes (Playwright's driver and Chromium)."""
 
     def __init__(self, browser: Any, trace: Path):
         self.browser, self.trace = browser, trace
@@ -398,11 +398,15 @@ def is_loopback(addr: str) -> bool:
     return ip.is_loopback
 
 
-def chromium_wrapper(directory: Path, trace: Path) -> Path:
-    """A launcher Playwright starts instead of /usr/bin/chromium: the same browser under strace, so the test sees every
-    address any of its processes connects to."""
-    path = directory / "chromium-traced"
-    path.write_text("#!/bin/sh\nexec " + " ".join(strace_prefix(trace)) + f' {CHROMIUM} "$@"\n')
+def traced_driver(directory: Path, trace: Path) -> Path:
+    """A launcher for Playwright's own Node driver under `strace -f` (Playwright runs it from $PLAYWRIGHT_NODEJS_PATH):
+    the trace then holds the driver and the Chromium it starts, every process of both."""
+    import playwright
+
+    node = Path(playwright.__file__).parent / "driver" / "node"
+    assert node.is_file(), f"Playwright's wheel has no Node driver at {node}"
+    path = directory / "node-traced"
+    path.write_text("#!/bin/sh\nexec " + " ".join(strace_prefix(trace)) + f' {node} "$@"\n')
     path.chmod(0o755)
     return path
 
