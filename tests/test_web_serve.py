@@ -94,6 +94,19 @@ def test_serve_prints_one_line_listens_on_loopback_and_stops_cleanly(logroot: Pa
     assert out == b"" and b"Traceback" not in err  # the URL line was all of stdout
 
 
+def test_a_signal_right_after_the_line_still_exits_0(logroot: Path) -> None:
+    proc = _start(logroot)
+    try:
+        assert URL.fullmatch(_line(proc))
+        proc.send_signal(signal.SIGTERM)  # maybe before uvicorn's handlers are in place: ours stop it the same way
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err.decode()
+
+
 def test_each_start_has_its_own_token(logroot: Path) -> None:
     tokens = set()
     for _ in range(2):

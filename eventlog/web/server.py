@@ -4,13 +4,17 @@ The socket is bound and listening before the line is printed, so a client that r
 (the kernel queues connections until uvicorn accepts them); `--port 0` is a free port, read back from the socket.
 uvicorn handles SIGINT/SIGTERM by finishing open requests and stopping, and then raises the signal again so the
 process dies of it; `eventlog serve` stops on purpose there, so that re-raise is dropped and the command exits 0.
+Handlers of its own, set before the line is printed, cover a signal that comes before uvicorn's are in place or
+after they are gone.
 """
 from __future__ import annotations
 
 import contextlib
 import ipaddress
+import signal
 import socket
 import sys
+import threading
 from typing import IO, Any, Iterator
 
 from ..errors import EventlogError
@@ -80,6 +84,13 @@ def serve(app: Any, sock: socket.socket, token: str, out: IO[str] = sys.stdout) 
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False,
                             timeout_graceful_shutdown=5)
     server = Server(config)
+
+    def stop(signum: int, frame: Any) -> None:
+        server.should_exit = True  # what uvicorn's own handler does; ours covers before it starts and after it ends
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, stop)
     print(url_of(sock, token), file=out, flush=True)
     try:
         server.run(sockets=[sock])

@@ -98,38 +98,39 @@ def _naive(t: datetime) -> datetime:
 def _query(root: Path, chat_id: str, channel: str | None, account: str | None, first: date, last: date,
            cursor: Cursor | None, backwards: bool, limit: int, tz: tzinfo) -> tuple[list[dict[str, Any]],
                                                                                 list[dict[str, Any]], int]:
-    """(base messages in page order, edits of them, files bound) over the UTC days [first, last]."""
+    """(base messages in page order, edits of them, files bound) over the UTC days [first, last]. One SELECT: the
+    scope's messages are read once (a MATERIALIZED CTE: reading JSONL dominates), then the page and its edits come
+    from that; only the `events` and `messages` views are bound (binding all of them costs more than the page)."""
     scope = scope_from(root, [chat_id], _utc_start(first), _utc_start(last + timedelta(days=1)), tz,
                        [account] if account else None)
-    con, src = connect(scope)
+    con, src = connect(scope, views=("events", "messages"))
     try:
         with duckdb_errors():
-            where = ["NOT is_edit", "NOT coalesce(duplicate, false)"]
+            where = ["NOT is_edit"]
             params: dict[str, Any] = {"n": limit + 1}
+            keep = "NOT coalesce(duplicate, false)"
             if channel:
-                where.append("channel = $channel")
+                keep += " AND channel = $channel"
                 params["channel"] = channel
             if cursor is not None:
                 op = "<" if backwards else ">"
                 where.append(f"(ts {op} $cts OR (ts = $cts AND id {op} $cid))")
                 params.update(cts=_naive(cursor.ts), cid=cursor.id)
             order = "DESC" if backwards else "ASC"
-            cur = con.execute(f"SELECT {', '.join(_COLUMNS)} FROM messages WHERE {' AND '.join(where)} "
-                              f"ORDER BY ts {order}, id {order} LIMIT $n", params)
+            cols = ", ".join(_COLUMNS)
+            cur = con.execute(
+                f"WITH p AS MATERIALIZED (SELECT {cols}, is_edit, edits_message_id FROM messages WHERE {keep}),\n"
+                f"  base AS (SELECT * FROM p WHERE {' AND '.join(where)} ORDER BY ts {order}, id {order} LIMIT $n)\n"
+                f"SELECT * FROM base\n"
+                "UNION ALL\n"
+                "SELECT * FROM p WHERE is_edit AND edits_message_id IN (SELECT message_id FROM base)", params)
             names = [d[0] for d in cur.description]
-            base = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-            ids = sorted({int(m["message_id"]) for m in base if m["message_id"] is not None})
-            edits: list[dict[str, Any]] = []
-            if ids:
-                cur = con.execute(
-                    "SELECT id, ts, channel, account, edits_message_id, text, media FROM messages "
-                    "WHERE is_edit AND NOT coalesce(duplicate, false) AND list_contains($ids, edits_message_id)"
-                    + (" AND channel = $channel" if channel else "") + " ORDER BY ts, id",
-                    {"ids": ids, **({"channel": channel} if channel else {})})
-                names = [d[0] for d in cur.description]
-                edits = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+            rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     finally:
         con.close()
+    key = lambda m: (m["ts"], m["id"])  # noqa: E731
+    base = sorted((m for m in rows if not m["is_edit"]), key=key, reverse=backwards)
+    edits = sorted((m for m in rows if m["is_edit"]), key=key)
     return base, edits, len(src.jsonl) + len(src.covered)
 
 

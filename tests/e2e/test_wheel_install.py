@@ -66,7 +66,8 @@ def test_wheel_in_a_clean_venv(tmp_path: Path) -> None:
     for rel in ("patches/openclaw/manifest.json", "patches/openclaw/runtime/tap.mjs", "dlp/rules.json",
                 f"patches/openclaw/releases/{prev}/manifest.json",
                 f"patches/openclaw/diffs/{toolchain.OPENCLAW_VERSION}/send-bot.diff",
-                "smoke/harness.py", "smoke/fake_telegram.py", "smoke/loopback_guard.cjs", "toolchain.py"):
+                "smoke/harness.py", "smoke/fake_telegram.py", "smoke/loopback_guard.cjs", "toolchain.py",
+                "web/templates/base.html", "web/templates/alerts.html", "web/static/app.js", "web/static/style.css"):
         assert (shipped / rel).is_file(), f"the wheel lacks eventlog/{rel}"
     assert not (shipped / "patches" / "openclaw" / "runtime" / "test").exists()
 
