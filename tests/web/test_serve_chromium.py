@@ -209,3 +209,32 @@ def test_nothing_the_browser_receives_holds_a_secret(tab: Session, web_log: WebL
     assert net.outside == [] and net.loopback > 0, net
     assert re.search(rf'sin_port=htons\({server.port}\), sin_addr=inet_addr\("127.0.0.1"\)',
                      chromium.trace.read_text(errors="replace"))
+
+
+def test_the_browser_cannot_post_with_the_cookie_alone(tab: Session, web_log: WebLog) -> None:
+    """With the cookie set (the page was opened with its token), a same-origin fetch without X-Eventlog-Token and a
+    plain HTML form post are both refused, and nothing is recorded."""
+    card = next(a for a in alerts(web_log.root) if a["rule"] == "payment-card")
+    tab.goto("/alerts")
+    page = tab.page
+    status = page.evaluate("""async (id) => {
+        const r = await fetch(`/api/alerts/${id}/resolution`, {method: "POST", credentials: "same-origin",
+            headers: {"Content-Type": "application/json"},
+            body: JSON.stringify({resolution: "wont_fix", note: "no header"})});
+        await r.text();  // read to its end: an unread body never finishes loading, and the drain waits for that
+        return r.status; }""", card["id"])
+    assert status == 403
+    # a form as another page would build it: the browser sends the cookie, no custom header can be added
+    tab.drain()
+    with page.expect_navigation() as nav:
+        page.evaluate("""(id) => {
+            const f = document.createElement("form");
+            f.method = "POST"; f.action = `/api/alerts/${id}/resolution`;
+            for (const [k, v] of [["resolution", "wont_fix"], ["note", "a form"]]) {
+                const i = document.createElement("input"); i.name = k; i.value = v; f.appendChild(i); }
+            document.body.appendChild(f); HTMLFormElement.prototype.submit.call(f); }""", card["id"])
+    resp = nav.value
+    assert resp is not None and resp.status == 403
+    tab.drain()
+    got = {a["id"]: a for a in alerts(web_log.root)}[card["id"]]
+    assert got["state"] == "open" and got["resolution"] is None, got
