@@ -103,8 +103,12 @@ def test_hostile_html_is_text(site) -> None:
     assert "<title>Chat " + GROUP + " · eventlog</title>" in html
 
 
-def _crawl(client: TestClient, alert: str) -> list[tuple[str, str]]:
-    paths = ["/", f"/chats/{GROUP}", "/chats/42", "/chats/77", "/alerts", f"/alerts/{alert}", "/alerts?state=open",
+def _crawl(client: TestClient, alert: str, key: str) -> list[tuple[str, str]]:
+    # what a user may paste in: the key itself as a query, a chat id, a cursor, a filter (echoed back masked)
+    echoes = [f"/search?q={key}", f"/search?q={key}&mode=text", f"/api/search?q={key}&mode=text", f"/chats/{key}",
+              f"/api/chats/{key}/messages", f"/api/chats/{GROUP}/messages?before={key}", f"/alerts?rule={key}",
+              f"/alerts?chat={key}", f"/api/alerts?state={key}", f"/alerts?since={key}", f"/api/alerts/{key}"]
+    paths = echoes + ["/", f"/chats/{GROUP}", "/chats/42", "/chats/77", "/alerts", f"/alerts/{alert}", "/alerts?state=open",
              "/api/chats", f"/api/chats/{GROUP}/messages", "/api/alerts", f"/api/alerts/{alert}", "/api/status",
              f"/chats/{GROUP}?limit=1", "/static/app.js"]
     for mode in ("text", "fuzzy", "bm25", "hybrid"):
@@ -119,9 +123,9 @@ def test_the_fake_key_never_appears_in_any_response(site) -> None:
     key = info["key"]
     assert key in (root / "raw").joinpath("telegram", "chats", GROUP, "2026", "12", "01.jsonl").read_text()
     found_hits = 0
-    for path, body in _crawl(client, alert):
+    for path, body in _crawl(client, alert, key):
         # neither the key nor a long piece of its random part (past the fixed prefix)
-        assert key not in body and key[13:40] not in body and key[-30:] not in body, path
+        assert key not in body and key[13:40] not in body and key[-30:] not in body, path[:40]
         found_hits += body.count("[REDACTED:anthropic-api-key]")
     assert found_hits >= 3  # the timeline, the alert's context and search hits did show the message, masked
 
@@ -171,7 +175,7 @@ def test_status_strip_says_what_verify_says(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir(mode=0o700)
     make_log(root)
-    app = create_app(root, token=TOKEN, doctor=run_checks)
+    app = create_app(root, token=TOKEN, doctor=run_checks, tz=ZoneInfo("Asia/Tokyo"))
     web = app.app.state.web
     web.status.wait(120)
     with TestClient(app) as client:
@@ -180,8 +184,9 @@ def test_status_strip_says_what_verify_says(tmp_path: Path) -> None:
         checks = {c["check"]: c for c in snap["checks"]}
         assert set(checks) == {"tap", "tap-live", "chain", "last-event"}
         assert checks["chain"]["ok"] and checks["last-event"]["detail"] == "2026-12-01T13:00:00.000Z"
+        assert checks["last-event"]["local"] == "2026-12-01 22:00:00"  # shown in the user's zone
         html = client.get("/", headers=H).text
-        assert 'data-testid="status" data-ready="true"' in html
+        assert 'data-testid="status" data-ready="true"' in html and "last-event: ok 2026-12-01 22:00:00" in html
         assert re.findall(r'data-check="([^"]+)" data-ok="(true|false)"', html)[2:] == [("chain", "true"),
                                                                                         ("last-event", "true")]
         # damage a line that a later line chains to (a file's last line is the seals' and the head's to vouch for):

@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import re
+
 import pytest
 from starlette.testclient import TestClient
 
@@ -115,6 +117,7 @@ def test_the_page_and_its_links(chat) -> None:
         older = client.get(f"/api/chats/{CHAT}/messages", headers=h, params={"limit": "30"}).json()["older"]
         html = client.get(f"/chats/{CHAT}", headers=h, params={"limit": "30", "before": older}).text
         assert 'data-testid="older"' in html and 'data-testid="newer"' in html
+        assert re.search(r'data-testid="older" href="\?limit=30&amp;before=', html)  # the link keeps the limit
         assert client.get(f"/api/chats/{CHAT}/messages", headers=h,
                           params={"before": older, "after": older}).status_code == 400
         # limit is capped, never "the whole chat"

@@ -148,3 +148,18 @@ def test_loopback_addresses() -> None:
             bind("127.0.0.1", s.getsockname()[1])  # taken
     finally:
         s.close()
+
+
+def test_an_ipv6_loopback_url_has_brackets() -> None:
+    from eventlog.web.server import url_of
+
+    try:
+        s = bind("::1", 0)
+    except BindRefused as exc:  # a machine without IPv6 on lo: nothing to check here
+        pytest.skip(f"no IPv6 loopback: {exc}")
+    try:
+        port = s.getsockname()[1]
+        assert url_of(s, "tok") == f"http://[::1]:{port}/?token=tok"
+        assert _listening(port) == ["00000000000000000000000001000000"]  # ::1 as /proc/net/tcp6 writes it
+    finally:
+        s.close()

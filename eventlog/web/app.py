@@ -25,6 +25,7 @@ from .redact import Redactor
 from .status import DoctorChecks, Status
 
 HERE = Path(__file__).resolve().parent
+ALERTS_SHOWN = 500  # the queue page shows the newest 500 that match (the API returns all, as `dlp alerts` does)
 RESOLUTION_CHOICES = ("false_positive", "wont_fix", "revoked", "used_in_tests", "true_positive")
 
 
@@ -96,9 +97,10 @@ def chat_page(request: Request) -> HTMLResponse:
     w, q = _web(request), request.query_params
     p = _timeline(request)
     accounts = sorted({m["account"] for m in p.messages})
-    keep = {k: v for k, v in (("account", q.get("account")), ("channel", q.get("channel"))) if v}
-    return w.page("chat.html", title=f"Chat {request.path_params['chat_id']}", chat_id=request.path_params["chat_id"],
-                  page=p, many_accounts=len(accounts) > 1, keep=keep)
+    keep = {k: w.redactor.text(v) for k, v in (("account", q.get("account")), ("channel", q.get("channel")),
+                                               ("limit", q.get("limit"))) if v}  # the paging links keep them
+    shown = w.redactor.text(request.path_params["chat_id"])  # what the user typed is echoed masked too
+    return w.page("chat.html", title=f"Chat {shown}", chat_id=shown, page=p, many_accounts=len(accounts) > 1, keep=keep)
 
 
 def search_page(request: Request) -> HTMLResponse:
@@ -110,14 +112,18 @@ def search_page(request: Request) -> HTMLResponse:
         answer = queries.search(w.root, text, w.redactor.text, mode=mode, chat=q.get("chat") or None,
                                 account=q.get("account") or None,
                                 limit=_int(request, "limit", queries.SEARCH_LIMIT))
-    return w.page("search.html", title="Search", q=text, mode=mode, modes=queries.SEARCH_MODES, answer=answer)
+    # the box shows the query masked: a key pasted into it must not come back in the page
+    return w.page("search.html", title="Search", q=w.redactor.text(text), mode=mode, modes=queries.SEARCH_MODES,
+                  answer=answer)
 
 
 def alerts_page(request: Request) -> HTMLResponse:
     w = _web(request)
     params = dict(request.query_params)
     rows = queries.alerts(w.root, queries.alert_filters(params, w.tz), w.redactor.text)
-    return w.page("alerts.html", title="DLP alerts", alerts=rows, filters=params)
+    shown = {k: w.redactor.text(v) for k, v in params.items()}  # the filter boxes echo what was typed, masked
+    return w.page("alerts.html", title="DLP alerts", alerts=rows[:ALERTS_SHOWN], more=max(0, len(rows) - ALERTS_SHOWN),
+                  filters=shown)
 
 
 def alert_page(request: Request) -> HTMLResponse:
@@ -135,7 +141,11 @@ def api_status(request: Request) -> Response:
     w = _web(request)
     if request.query_params.get("refresh"):
         w.status.refresh()
-    return _json(w.status.snapshot())
+    snap = w.status.snapshot()
+    # the strip shows the last event in the user's zone (the check's detail stays UTC, as doctor and verify say it)
+    snap["checks"] = [{**c, "local": _local(c["detail"], w.tz, "%Y-%m-%d %H:%M:%S")}
+                      if c["check"] == "last-event" and c["ok"] else c for c in snap["checks"]]
+    return _json(snap)
 
 
 def api_chats(request: Request) -> Response:
@@ -189,7 +199,7 @@ async def api_resolve(request: Request) -> Response:
 # -- errors --------------------------------------------------------------------------------------------------------
 def _error(request: Request, exc: Exception) -> Response:
     code = 404 if isinstance(exc, queries.NotFound) else 400
-    message = str(exc)
+    message = _web(request).redactor.text(str(exc))  # errors may quote what was asked
     if request.url.path.startswith("/api/"):
         return _json({"error": message}, code)
     return _web(request).page("error.html", status_code=code, title="Error", message=message)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ..dlp import alerts as al
 from ..errors import BadEvent, EventlogError
 from ..recall import when
-from ..recall.query import connect, duckdb_errors, scope_from
+from ..recall.query import MEMORY_LIMIT, connect, duckdb_errors, scope_from
 
 SEARCH_MODES = ("hybrid", "text", "fuzzy", "bm25", "vector", "rrf")
 DEFAULT_MODE = "hybrid"  # `eventlog search`'s default
@@ -32,7 +32,7 @@ def _utc(t: Any) -> Any:
 
 def chats(root: Path, redact: Callable[[Any], Any]) -> list[dict[str, Any]]:
     """Every chat of every channel and account, the most recently active first (the `chats` view)."""
-    con, _ = connect(scope_from(root, None, None, None))
+    con, _ = connect(scope_from(root, None, None, None), memory_limit=MEMORY_LIMIT, views=("events", "chats"))
     try:
         with duckdb_errors():
             cur = con.execute("SELECT channel, chat_id, account, title, type, username, first_seen, last_seen, "

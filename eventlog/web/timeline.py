@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import EventlogError
-from ..recall.query import connect, duckdb_errors, scope_from
+from ..recall.query import MEMORY_LIMIT, connect, duckdb_errors, scope_from
 from ..store.layout import log_files
 
 DEFAULT_LIMIT = 100
@@ -103,7 +103,7 @@ def _query(root: Path, chat_id: str, channel: str | None, account: str | None, f
     from that; only the `events` and `messages` views are bound (binding all of them costs more than the page)."""
     scope = scope_from(root, [chat_id], _utc_start(first), _utc_start(last + timedelta(days=1)), tz,
                        [account] if account else None)
-    con, src = connect(scope, views=("events", "messages"))
+    con, src = connect(scope, memory_limit=MEMORY_LIMIT, views=("events", "messages"))
     try:
         with duckdb_errors():
             where = ["NOT is_edit"]

@@ -67,7 +67,7 @@
       s.setAttribute("data-check", c.check);
       s.setAttribute("data-ok", c.ok ? "true" : "false");
       s.title = c.detail;
-      s.textContent = c.check + ": " + (c.ok ? "ok" : "FAIL") + (c.check === "last-event" ? " " + c.detail : "");
+      s.textContent = c.check + ": " + (c.ok ? "ok" : "FAIL") + (c.check === "last-event" && c.ok ? " " + (c.local || c.detail) : "");
       strip.appendChild(s);
     }
     strip.setAttribute("data-ready", "true");
