@@ -17,7 +17,7 @@ export EVENTLOG_NODE := $(NODE)
 export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)
 RUNTIME := eventlog/patches/openclaw/runtime
 
-.PHONY: venv node openclaw deps releases wheelhouse strace lint test test-fast demo bench clean acorn mutate mutate-py mutate-js
+.PHONY: venv node openclaw deps releases wheelhouse strace chromium lint test test-fast demo bench clean acorn mutate mutate-py mutate-js
 
 # A stamp, not $(VPY): that is a symlink, and touching it would touch the interpreter it points to (so a changed
 # pyproject.toml was never installed into an existing venv).
@@ -71,6 +71,14 @@ strace:
 	  { apt-get install -y -q strace >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q strace >/dev/null; }; }; } || \
 	  { echo "make: the tests need strace(1): install it (apt-get install strace) and run again" >&2; exit 2; }
 
+# The page's browser tests (tests/web/, marker `browser`) drive Debian's Chromium headless through Playwright, which is
+# pointed at /usr/bin/chromium (no `playwright install`: that downloads a browser build). Installed like strace; both
+# binaries are checked, since a machine may hold one without the other.
+chromium:
+	@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }; }; } || \
+	  { echo "make: the browser tests need Chromium: install it (apt-get install chromium chromium-driver) and run again" >&2; exit 2; }
+
 # Two pytest workers (pytest-xdist, the `test` extra) for test-fast, whose tests share nothing across processes. `test`
 # stays on one: its e2e tests share the session's gateways, and the grouping that would keep them on one worker
 # (`--dist loadgroup`) is a no-op with xdist 3.8.0 under pytest 9.2 (docs/testing.md "Two workers").
@@ -84,15 +92,16 @@ lint: venv
 
 # The node tests run with the venv first on PATH: the DLP twin tests start the project's Python (`python3 -c …`), which
 # must be the venv's, not whatever python3 the machine has.
-test: deps releases wheelhouse strace acorn lint
+test: deps releases wheelhouse strace chromium acorn lint
 	$(VPY) -m pytest -q
 	PATH=$(CURDIR)/$(VENV)/bin:$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # Leaves out (docs/testing.md says so too): the pytest markers e2e (the real gateway), openclaw (reads/patches the
-# installed openclaw package) and slow (long, but guarding correctness: `test` runs them). The node tests all run:
+# installed openclaw package), slow (long, but guarding correctness: `test` runs them) and browser (the page in
+# headless Chromium: `test` installs Chromium and runs them; here, no Chromium is needed). The node tests all run:
 # tap.test.mjs needs grammY from the openclaw install (no gateway), hence `openclaw` here.
 test-fast: venv node openclaw strace acorn lint
-	$(VPY) -m pytest -q $(PYTEST_WORKERS) -m "not e2e and not slow and not openclaw"
+	$(VPY) -m pytest -q $(PYTEST_WORKERS) -m "not e2e and not slow and not openclaw and not browser"
 	PATH=$(CURDIR)/$(VENV)/bin:$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
 # acorn parses for the JS mutant generator (docs/mutation-js.md); the suite tests the generator too, so `test` and

@@ -21,6 +21,13 @@ def _product_variables() -> list[str]:
     return [name for name in os.environ if name.startswith(PREFIXES) and name not in KEEP]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # tests/web/test_serve_chromium.py writes the docs' screenshots there (docs/web.md "Screenshots"); by default only into
+    # its tmp_path, so `make test` leaves the tree clean.
+    parser.addoption("--screenshots", metavar="DIR", default=None,
+                     help="write the web page's screenshots (web-alerts.png, web-timeline.png) into DIR")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Once per process (each xdist worker too), before collection and before any module or session fixture: those
     run ahead of the per-test fixture below, so without this they would build their corpora in the caller's zone."""

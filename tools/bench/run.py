@@ -47,6 +47,7 @@ BENCHES = {
     "long_message": ([PY, "tools/bench/long_message.py"], ["--messages", "500", "--whole", "20000"]),
     "locomo": ([PY, "tools/bench/locomo.py"], ["--modes", "default,bm25,tool", "--regression-modes", "default,bm25"]),
     "search_cold": ([PY, "tools/bench/search_cold.py"], ["--large", "10x30", "--runs", "1"]),
+    "web": ([PY, "tools/bench/web.py"], ["--messages", "20000", "--runs", "5"]),
 }
 
 
