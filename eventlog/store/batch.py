@@ -37,11 +37,10 @@ Groups = dict[str, list[tuple[dict[str, Any], Any]]]
 Ids = dict[str, tuple[dict[str, int], tuple[int, int]]]
 
 
-def order_key(rel: str) -> tuple[Any, ...]:
-    """The order in which one writer takes several locks: a partition's day files together, day by day; the default
-    account's before other accounts' of the same chat (as `eventlog migrate` takes a file's and then its accounts'
-    files); streams (not day files) after every day file."""
-    p = parse_relpath(rel)
+def order_key(rel: str, p: DayPath | None) -> tuple[Any, ...]:
+    """The order in which one writer takes several locks (`p`: the relpath parsed): a partition's day files together,
+    day by day; the default account's before other accounts' of the same chat (as `eventlog migrate` takes a file's
+    and then its accounts' files); streams (not day files) after every day file."""
     if p is None:
         return (1, rel)
     return (0, p.channel, p.chat_id, p.account != DEFAULT_ACCOUNT, p.account, rel)
@@ -62,57 +61,63 @@ def write_batch(log: "EventLog", groups: Groups, ids: Ids | None) -> "AppendResu
     from .writer import AppendResult
 
     result = AppendResult()
-    rels = sorted(groups, key=order_key) if len(groups) > 1 else list(groups)
+    parsed = {rel: parse_relpath(rel) for rel in groups}  # once per file: a batch needs it four times
+    rels = sorted(groups, key=lambda r: order_key(r, parsed[r])) if len(groups) > 1 else list(groups)
     for i in range(0, len(rels), CHUNK):
-        _chunk(log, rels[i:i + CHUNK], groups, ids, result)
+        _chunk(log, rels[i:i + CHUNK], groups, ids, result, parsed)
     return result
 
 
-def _plan(log: "EventLog", rels: list[str]) -> tuple[list[str], list[_Partition]]:
+def _plan(log: "EventLog", rels: list[str], fresh: set[str], parsed: dict[str, DayPath | None]
+          ) -> tuple[list[str], list[_Partition]]:
     """The locks to take, in order, and the partitions of the batch. A partition gets a new day file if one of its
-    files is not on disk (one stat; a file this writer knows is taken to be there): then the days it closes are listed
-    before any lock is taken, so their locks are taken in order too."""
+    files is not on disk (one stat, into `fresh`; a file this writer knows is taken to be there): then the days it
+    closes are listed before any lock is taken, so their locks are taken in order too."""
     order: list[str] = []
     parts: list[_Partition] = []
     for rel in rels:
-        parsed = parse_relpath(rel) if log.autoseal else None
-        if parsed is None:
+        p = parsed[rel] if log.autoseal else None
+        if p is None:
             order.append(rel)
             continue
-        if not parts or parts[-1].parsed[:2] != parsed[:2] or parts[-1].parsed.account != parsed.account:
-            parts.append(_Partition(parsed))
+        if not parts or parts[-1].parsed[:2] != p[:2] or parts[-1].parsed.account != p.account:
+            parts.append(_Partition(p))
         parts[-1].rels.append(rel)
     from .seal import unsealed_before
 
     for part in parts:
-        new = [parse_relpath(r).day for r in part.rels  # type: ignore[union-attr]
-               if r not in log._tails and not os.path.exists(f"{log._root_s}/{r}")]
+        new = [r for r in part.rels if r not in log._tails and not os.path.exists(f"{log._root_s}/{r}")]
+        fresh.update(new)
         if new:
             p = part.parsed
-            part.since, found = unsealed_before(log, p.channel, p.chat_id, max(new), p.account)
+            part.since, found = unsealed_before(log, p.channel, p.chat_id, parsed[max(new)].day,  # type: ignore[union-attr]
+                                                p.account)
             mine = set(part.rels)
             part.pending = [r for r in found if r not in mine]
+            parsed.update((r, parse_relpath(r)) for r in part.pending)
         order += sorted(part.rels + part.pending)  # one partition's relpaths sort by day
     return order, parts
 
 
-def _chunk(log: "EventLog", rels: list[str], groups: Groups, ids: Ids | None, result: "AppendResult") -> None:
+def _chunk(log: "EventLog", rels: list[str], groups: Groups, ids: Ids | None, result: "AppendResult",
+           parsed: dict[str, DayPath | None]) -> None:
     sync = GroupSync(log.fsync == "batch")
     held: list[FileLock] = []
     done: list[str] = []
     created: set[str] = set()
     seals: dict[str, dict[str, dict[str, Any]]] = {}  # seal stream → day file → its new seal record
+    fresh: set[str] = set()
     try:
         try:
-            order, parts = _plan(log, rels)
+            order, parts = _plan(log, rels, fresh, parsed)
             for rel in order:
                 if rel in groups:
-                    made, record = _write_one(log, rel, groups[rel], ids, result, sync, held)
+                    made, record = _write_one(log, rel, groups[rel], ids, result, sync, held, rel in fresh)
                     done.append(rel)
                     if made:
                         created.add(rel)
                     if record is not None:
-                        seals.setdefault(parse_relpath(rel).seal, {})[rel] = record  # type: ignore[union-attr]
+                        seals.setdefault(parsed[rel].seal, {})[rel] = record  # type: ignore[union-attr]
                 else:
                     _hold(log, rel, held)
             sync.commit()
@@ -120,8 +125,9 @@ def _chunk(log: "EventLog", rels: list[str], groups: Groups, ids: Ids | None, re
             _salvage(log, exc, sync, done, groups, seals, result)
             raise
         try:
+            locked = {lock.path for lock in held}
             for part in parts:
-                _closed(log, part, created, {lock.path for lock in held}, seals)
+                _closed(log, part, created, locked, seals, parsed)
             _write_seals(log, seals)
         except (OSError, EventlogError) as exc:
             # durable, but their seals are not written: acknowledged are the earlier batches' (as when a file's
@@ -136,14 +142,15 @@ def _chunk(log: "EventLog", rels: list[str], groups: Groups, ids: Ids | None, re
 
 
 def _write_one(log: "EventLog", rel: str, items: list[tuple[dict[str, Any], Any]], ids: Ids | None,
-               result: "AppendResult", sync: GroupSync, held: list[FileLock]) -> tuple[bool, dict[str, Any] | None]:
+               result: "AppendResult", sync: GroupSync, held: list[FileLock], fresh: bool
+               ) -> tuple[bool, dict[str, Any] | None]:
     checked = ids.get(rel) if ids else None
     made = log._ensure_dirs(rel, sync)
     lock = FileLock(f"{log._root_s}/{rel}.lock")
     try:
         lock.acquire()
         held.append(lock)
-        created, record = log._write_locked(rel, items, result, checked, sync)
+        created, record = log._write_locked(rel, items, result, checked, sync, fresh)
     except FileNotFoundError as exc:
         # The directory went away (removed by hand) while we believed it existed: make it again and try once more,
         # as the JS writer does. ENOENT before the write comes from opening the lock (or the file); after the write
@@ -192,10 +199,10 @@ def _salvage(log: "EventLog", exc: BaseException, sync: GroupSync, done: list[st
 
 
 def _closed(log: "EventLog", part: _Partition, created: set[str], held: set[str],
-            seals: dict[str, dict[str, dict[str, Any]]]) -> None:
+            seals: dict[str, dict[str, dict[str, Any]]], parsed: dict[str, DayPath | None]) -> None:
     """Seal records for the days of `part` that the batch's newest new day file closed (auto-seal), under their held
     locks: every day from `since` to before it, written by the batch or found on disk, that has no seal yet."""
-    newest = max((parse_relpath(r).day for r in part.rels if r in created), default=None)  # type: ignore[union-attr]
+    newest = max((parsed[r].day for r in part.rels if r in created), default=None)  # type: ignore[union-attr]
     if newest is None:
         return
     from .seal import seal_record, seal_state, sealed_index
@@ -204,7 +211,7 @@ def _closed(log: "EventLog", part: _Partition, created: set[str], held: set[str]
     index = sealed_index(log.root, p.channel, p.chat_id, p.account)
     mine = seals.setdefault(p.seal, {})
     for rel in sorted(part.rels + part.pending):
-        day = parse_relpath(rel).day  # type: ignore[union-attr]
+        day = parsed[rel].day  # type: ignore[union-attr]
         if day >= newest:
             break
         if (part.since is not None and day < part.since) or rel in index or rel in mine \

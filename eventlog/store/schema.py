@@ -266,7 +266,8 @@ def parse_line(line: bytes) -> dict[str, Any]:
         if b"\x00" in line:
             raise BadEvent("input contains a NUL byte") from None
         raise BadEvent(f"invalid JSON: {exc}") from None
-    if _LONG_DIGITS.search(line):  # orjson reads an integer beyond 64 bits as a float: it would be stored changed
+    # orjson reads an integer beyond 64 bits as a float: it would be stored changed
+    if _DIGIT_RUN.search(line) and _LONG_DIGITS.search(line):
         import json
 
         def exact(text: str) -> int:
@@ -279,4 +280,8 @@ def parse_line(line: bytes) -> dict[str, Any]:
     return obj
 
 
-_LONG_DIGITS = re.compile(rb"[0-9]{20}")  # 2**64 has 20 digits: shorter integers always fit
+# An integer token of 19 digits or more (2**64 has 20; -(2**63) - 1 has 19): JSON puts a number only after `:`, `[`,
+# `,` or whitespace, so digits inside a string after anything else — a hex hash, an id — do not send every such line
+# through the slow exact parse. The plain run is searched first: it is the cheaper scan, and most lines have none.
+_DIGIT_RUN = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS = re.compile(rb"[:\[,\s]-?[0-9]{19}")

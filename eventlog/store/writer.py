@@ -203,12 +203,14 @@ class EventLog:
         else:
             self._fsync_dir(d)
 
-    def _open(self, path: str, sync: GroupSync | None = None) -> tuple[int, bool]:
+    def _open(self, path: str, sync: GroupSync | None = None, fresh: bool = False) -> tuple[int, bool]:
+        """(descriptor, created). `fresh`: the file was not there a moment ago, so creating it is tried first."""
         flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC  # read: the chain tail
-        try:
-            return os.open(path, flags), False
-        except FileNotFoundError:
-            pass
+        if not fresh:
+            try:
+                return os.open(path, flags), False
+            except FileNotFoundError:
+                pass
         try:
             fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
@@ -217,14 +219,14 @@ class EventLog:
         return fd, True
 
     def _write_locked(self, rel: str, items: list[tuple[dict[str, Any], Any]], result: AppendResult,
-                      ids: tuple[dict[str, int], tuple[int, int]] | None = None, sync: GroupSync | None = None
-                      ) -> tuple[bool, dict[str, Any] | None]:
+                      ids: tuple[dict[str, int], tuple[int, int]] | None = None, sync: GroupSync | None = None,
+                      fresh: bool = False) -> tuple[bool, dict[str, Any] | None]:
         """Write one file's lines under its lock (held by the caller). Returns (the file was created, the seal record
         to append while the lock is still held — the day was sealed and still matched its seal, so its seal is
         extended in the same critical section, and no other writer ever sees the file out of step with it). Under
         fsync "batch" with a `sync`, the fsync is the batch's commit (the descriptor goes to `sync`)."""
         path = f"{self._root_s}/{rel}"
-        fd, created = self._open(path, sync)
+        fd, created = self._open(path, sync, fresh)
         written = handed = False
         try:
             if ids is not None:
