@@ -267,7 +267,7 @@ def parse_line(line: bytes) -> dict[str, Any]:
             raise BadEvent("input contains a NUL byte") from None
         raise BadEvent(f"invalid JSON: {exc}") from None
     # orjson reads an integer beyond 64 bits as a float: it would be stored changed
-    if _DIGIT_RUN.search(line) and _LONG_DIGITS.search(line):
+    if _DIGIT_RUN.search(line) and _long_integer(line):
         import json
 
         def exact(text: str) -> int:
@@ -280,8 +280,20 @@ def parse_line(line: bytes) -> dict[str, Any]:
     return obj
 
 
-# An integer token of 19 digits or more (2**64 has 20; -(2**63) - 1 has 19): JSON puts a number only after `:`, `[`,
-# `,` or whitespace, so digits inside a string after anything else — a hex hash, an id — do not send every such line
-# through the slow exact parse. The plain run is searched first: it is the cheaper scan, and most lines have none.
+# An integer token of 19 digits or more (2**64 has 20; -(2**63) - 1 has 19). The plain run is searched first (the
+# cheapest scan; most lines have none), then each run's context: JSON puts a number only after `:`, `[`, `,` or
+# whitespace (and its `-`), so digits inside a string after anything else — a hex hash, an id — do not send every
+# such line through the slow exact parse.
 _DIGIT_RUN = re.compile(rb"[0-9]{19}")
-_LONG_DIGITS = re.compile(rb"[:\[,\s]-?[0-9]{19}")
+_RUNS = re.compile(rb"[0-9]{19,}")
+_BEFORE_NUMBER = frozenset(b":[, \t\n\r\f\v")
+
+
+def _long_integer(line: bytes) -> bool:
+    for m in _RUNS.finditer(line):
+        s = m.start()
+        if s and line[s - 1] == 45:  # "-"
+            s -= 1
+        if s and line[s - 1] in _BEFORE_NUMBER:
+            return True
+    return False
