@@ -302,6 +302,20 @@ def test_integers_beyond_64_bits_are_refused_not_stored_as_floats(big, ok):
             schema.parse_line(line)
 
 
+@pytest.mark.parametrize("big", [b"-9223372036854775809", b"18446744073709551616", b"[ 18446744073709551616]"])
+def test_an_integer_beyond_64_bits_is_refused_without_long_digits_elsewhere_in_the_line(big):
+    """The exact parse is triggered by the number itself (a 19-digit negative one too), not by a digit run in a
+    string; and a hex hash of zeros in a string does not trigger it (the cheap path)."""
+    from eventlog.store import schema
+    from eventlog.errors import BadEvent
+
+    head = b'{"event":"a:b","channel":"telegram","chat_id":"1","ts":"2026-11-30T10:00:00Z","sha":"' + b"0" * 64 + b'"'
+    with pytest.raises(BadEvent, match="beyond 64 bits"):
+        schema.parse_line(head + b',"n":' + big + b"}")
+    assert not schema._long_integer(head + b"}")
+    assert schema.parse_line(head + b',"n":-9223372036854775808}')["n"] == -(2**63)
+
+
 def test_a_dangling_symlink_as_the_lock_times_out_and_is_left_alone(tmp_path: Path) -> None:
     """O_EXCL sees a dangling symbolic link (EEXIST), every read follows it (ENOENT): the "released between open and
     read" retry used to spin forever, ignoring the timeout. It is waited on like a held lock (JS: writer-lock-symlink)."""

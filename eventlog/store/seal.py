@@ -161,6 +161,27 @@ def chain_damage(path: Path, rel: str) -> str | None:
     return str(min(found, key=lambda p: p.line)) if found else None
 
 
+def seal_state(log: "EventLog", rel: str, current: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+    """(outcome, the seal record to append or None) for one day file, whose lock the caller holds. `current`: its
+    latest seal record, if any."""
+    path = log.root / rel
+    if not path.exists():
+        return "missing", None
+    if current and _still_sealed(path, current):
+        return "already sealed", None
+    broken = chain_damage(path, rel)
+    if broken:  # a seal would commit to the damage: verify keeps reporting it, the seal no longer would
+        return f"{DAMAGED}{broken}", None
+    lines, size, last, torn = measure(path)
+    if torn:
+        return "torn tail: not sealed until the next append repairs it", None
+    if not lines:
+        return "empty", None
+    if current and current["lines"] == lines and current["bytes"] == size and current["last"] == last:
+        return "already sealed", None
+    return "sealed", seal_record(rel, lines, size, last)
+
+
 def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
     """Seal the given day files (skipping unchanged seals). Returns (relpath, outcome) pairs."""
     out = []
@@ -169,49 +190,39 @@ def seal_files(log: "EventLog", rels: Iterable[str]) -> list[tuple[str, str]]:
         if not parsed:
             out.append((rel, "not a day file"))
             continue
-        path = log.root / rel
-        with FileLock(str(path) + ".lock"):
-            if not path.exists():
-                out.append((rel, "missing"))
-                continue
+        with FileLock(f"{log.root}/{rel}.lock"):
             current = sealed_index(log.root, parsed.channel, parsed.chat_id, parsed.account).get(rel)
-            if current and _still_sealed(path, current):
-                out.append((rel, "already sealed"))
-                continue
-            broken = chain_damage(path, rel)
-            if broken:  # a seal would commit to the damage: verify keeps reporting it, the seal no longer would
-                out.append((rel, f"{DAMAGED}{broken}"))
-                continue
-            lines, size, last, torn = measure(path)
-            if torn:
-                out.append((rel, "torn tail: not sealed until the next append repairs it"))
-                continue
-            if not lines:
-                out.append((rel, "empty"))
-                continue
-            if current and current["lines"] == lines and current["bytes"] == size and current["last"] == last:
-                out.append((rel, "already sealed"))
-                continue
-            log.append_stream(parsed.seal, [seal_record(rel, lines, size, last)])
-            out.append((rel, "sealed"))
+            outcome, record = seal_state(log, rel, current)
+            if record is not None:
+                log.append_stream(parsed.seal, [record])
+            out.append((rel, outcome))
     if any(outcome == "sealed" for _, outcome in out):
         log.sealed()  # every seal moves the head (docs/log-format.md, Head)
     return out
 
 
-def seal_before(log: "EventLog", channel: str, chat: str, day: date, account: str = DEFAULT_ACCOUNT) -> None:
-    """Auto-seal: when a partition gets a new day file, seal its earlier day files that are not sealed yet."""
+def unsealed_before(log: "EventLog", channel: str, chat: str, day: date, account: str = DEFAULT_ACCOUNT
+                    ) -> tuple[date | None, list[str]]:
+    """(the first day auto-seal considers, None: any; the partition's day files on disk before `day` from then on that
+    have no seal): what a new day file `day` closes. Empty when the partition's newest seal is not before `day`
+    (a backfill of an earlier day seals nothing)."""
     if day == date.min:  # 0001-01-01: nothing before it (and date.min - 1 day overflows)
-        return
+        return None, []
     c = _indexed(log.root, channel, chat, account)
     index = c.index if c is not None else {}
     since = c.last_day if c is not None else None
     if since is not None:
         if since >= day:
-            return
+            return day, []
         since += timedelta(days=1)
-    pending = [f.relpath for f in log_files(log.root, chat, since=since, until=day - timedelta(days=1), channel=channel,
-                                            accounts=[account]) if f.relpath not in index]
+    return since, [f.relpath for f in log_files(log.root, chat, since=since, until=day - timedelta(days=1),
+                                                 channel=channel, accounts=[account]) if f.relpath not in index]
+
+
+def seal_before(log: "EventLog", channel: str, chat: str, day: date, account: str = DEFAULT_ACCOUNT) -> None:
+    """Auto-seal: when a partition gets a new day file, seal its earlier day files that are not sealed yet. (The
+    writer does this for a whole batch at once, under the locks it holds: eventlog/store/batch.py.)"""
+    _, pending = unsealed_before(log, channel, chat, day, account)
     if pending:
         seal_files(log, pending)
 

@@ -1,7 +1,8 @@
 """The append-only writer: O_APPEND, the partition lock, the hash chain, fsync policy, torn-tail repair, auto-seal.
 
 Every event is validated and encoded before anything is written, so bad input never leaves half a batch on disk.
-A batch for one file is written with one write() of complete lines while its lock is held.
+A batch for one file is written with one write() of complete lines while its lock is held; a batch of many files is
+eventlog/store/batch.py's (locks in one order, one group commit, the seals it closes written once per chat).
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from . import dupids, schema
 from .schema import DEFAULT_ACCOUNT
 from .commitment import chain_hash
 from .growing import read_last_line
+from .groupsync import GroupSync
 from .layout import RAW, parse_relpath
-from .lock import FileLock
 
 FSYNC_POLICIES = ("always", "batch", "never")
 
@@ -36,6 +37,7 @@ class _Tail:
     ino: int
     size: int
     last: str  # hash of the last complete line (or the genesis)
+    lines: int | None = None  # complete lines, when this writer knows them (it made the file, or read it whole)
 
 
 @dataclass
@@ -161,38 +163,13 @@ class EventLog:
 
     def _write_each(self, groups: dict[str, list[tuple[dict[str, Any], Any]]],
                     ids: dict[str, tuple[dict[str, int], tuple[int, int]]] | None) -> AppendResult:
-        result = AppendResult()
-        for rel, items in groups.items():
-            checked = ids.get(rel) if ids else None
-            try:
-                created = self._ensure_dirs(rel)
-                try:
-                    with FileLock(f"{self._root_s}/{rel}.lock"):
-                        created |= self._write_locked(rel, items, result, checked)
-                except FileNotFoundError as exc:
-                    # The directory went away (removed by hand) while we believed it existed: make it again and try
-                    # once more, as the JS writer does. ENOENT before the write comes from opening the lock (or the
-                    # file); after the write nothing is retried, or the lines would be there twice.
-                    if getattr(exc, "after_write", False):
-                        raise
-                    self._dirs.discard(os.path.dirname(f"{self._root_s}/{rel}"))
-                    created = self._ensure_dirs(rel)
-                    with FileLock(f"{self._root_s}/{rel}.lock"):
-                        created |= self._write_locked(rel, items, result, checked)
-            except (OSError, EventlogError) as exc:
-                exc.written = list(result.events)  # type: ignore[union-attr]
-                raise
-            result.events.extend(ev for ev, _ in items)
-            if created and self.autoseal and rel.startswith("raw/"):
-                from .seal import seal_before  # late import: seal uses this writer
+        from .batch import write_batch  # late import: batch seals through this writer
 
-                parsed = parse_relpath(rel)
-                if parsed:
-                    seal_before(self, parsed.channel, parsed.chat_id, parsed.day, parsed.account)
-        return result
+        return write_batch(self, groups, ids)
 
-    def _ensure_dirs(self, rel: str) -> bool:
-        """Create missing parent directories (0700), fsyncing each parent of a new one. True if any was made."""
+    def _ensure_dirs(self, rel: str, sync: GroupSync | None = None) -> bool:
+        """Create missing parent directories (0700), fsyncing each parent of a new one (at the batch's commit under
+        fsync "batch"). True if any was made."""
         top = os.path.dirname(f"{self._root_s}/{rel}")
         if top in self._dirs:
             return False
@@ -206,7 +183,7 @@ class EventLog:
                 os.mkdir(d, 0o700)
             except FileExistsError:
                 continue
-            self._fsync_dir(os.path.dirname(d))
+            self._dir_changed(os.path.dirname(d), sync)
         self._dirs.add(top)
         return bool(missing)
 
@@ -219,31 +196,46 @@ class EventLog:
         finally:
             os.close(fd)
 
-    def _open(self, path: str) -> tuple[int, bool]:
+    def _dir_changed(self, d: str, sync: GroupSync | None) -> None:
+        """A directory got a new entry: fsync it now, or at the batch's commit."""
+        if sync is not None and sync.deferred:
+            sync.add_dir(d)
+        else:
+            self._fsync_dir(d)
+
+    def _open(self, path: str, sync: GroupSync | None = None, fresh: bool = False) -> tuple[int, bool]:
+        """(descriptor, created). `fresh`: the file was not there a moment ago, so creating it is tried first."""
         flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC  # read: the chain tail
-        try:
-            return os.open(path, flags), False
-        except FileNotFoundError:
-            pass
+        if not fresh:
+            try:
+                return os.open(path, flags), False
+            except FileNotFoundError:
+                pass
         try:
             fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             return os.open(path, flags), False
-        self._fsync_dir(os.path.dirname(path))
+        self._dir_changed(os.path.dirname(path), sync)
         return fd, True
 
     def _write_locked(self, rel: str, items: list[tuple[dict[str, Any], Any]], result: AppendResult,
-                      ids: tuple[dict[str, int], tuple[int, int]] | None = None) -> bool:
+                      ids: tuple[dict[str, int], tuple[int, int]] | None = None, sync: GroupSync | None = None,
+                      fresh: bool = False) -> tuple[bool, dict[str, Any] | None]:
+        """Write one file's lines under its lock (held by the caller). Returns (the file was created, the seal record
+        to append while the lock is still held — the day was sealed and still matched its seal, so its seal is
+        extended in the same critical section, and no other writer ever sees the file out of step with it). Under
+        fsync "batch" with a `sync`, the fsync is the batch's commit (the descriptor goes to `sync`)."""
         path = f"{self._root_s}/{rel}"
-        fd, created = self._open(path)
-        written = False
+        fd, created = self._open(path, sync, fresh)
+        written = handed = False
         try:
             if ids is not None:
                 dupids.check_locked(fd, rel, *ids)
-            prev, extra = self._chain_tail(fd, rel, result)
+            prev, extra, known = self._chain_tail(fd, rel, result)
             sealed = self._sealed_record(rel) if rel.startswith("raw/") and not created else None
             if sealed is not None:
                 sealed = {**sealed, "lines": sealed["lines"] + self._check_against_seal(fd, rel, sealed)}
+                known = sealed["lines"]  # the sealed part and what chains on from it: the whole file (after a repair)
             lines: list[bytes] = []
             put, join, sha256, nl = lines.append, b"".join, hashlib.sha256, b"\n"
             for prepared, (la, lb, fa, fb) in extra + items:
@@ -259,28 +251,28 @@ class EventLog:
                     os.fsync(fd)
             else:
                 self._write_all(fd, b"".join(lines))
-                if self.fsync == "batch":
-                    os.fsync(fd)
             st = os.fstat(fd)
-            self._tails[rel] = _Tail(st.st_ino, st.st_size, prev)
+            self._tails[rel] = _Tail(st.st_ino, st.st_size, prev, None if known is None else known + len(lines))
+            if self.fsync == "batch":
+                if sync is not None and sync.deferred:
+                    handed = True  # from here on `sync` closes it, even if add_fd's early commit fails
+                    sync.add_fd(fd)
+                else:
+                    os.fsync(fd)
+            record = None
             if sealed is not None:
-                # The day was sealed and still matched its seal: extend the seal in the same critical section, so
-                # no other writer ever sees the file out of step with it.
                 from .seal import seal_record
 
                 record = seal_record(rel, sealed["lines"] + len(lines), st.st_size, prev)
-                parsed = parse_relpath(rel)
-                assert parsed is not None  # only raw/ day files have a seal looked up
-                self.append_stream(parsed.seal, [record])
-                self.sealed()
         except BaseException as exc:
             self._tails.pop(rel, None)
             if written:
                 exc.after_write = True  # type: ignore[attr-defined]  # never retried: no double lines
             raise
         finally:
-            os.close(fd)
-        return created
+            if not handed:
+                os.close(fd)
+        return created, record
 
     @staticmethod
     def _write_all(fd: int, data: bytes) -> None:
@@ -289,21 +281,23 @@ class EventLog:
             n = os.write(fd, view)
             view = view[n:]
 
-    def _chain_tail(self, fd: int, rel: str, result: AppendResult) -> tuple[str, list[tuple[dict[str, Any], Any]]]:
-        """The hash to chain from, repairing a torn tail first (returns the repair event to write before the batch)."""
+    def _chain_tail(self, fd: int, rel: str, result: AppendResult
+                    ) -> tuple[str, list[tuple[dict[str, Any], Any]], int | None]:
+        """The hash to chain from, repairing a torn tail first (returns the repair event to write before the batch),
+        and how many complete lines the file has if that is known without reading it."""
         st = os.fstat(fd)
         cached = self._tails.get(rel)
         if cached and cached.ino == st.st_ino and cached.size == st.st_size:
-            return cached.last, []
+            return cached.last, [], cached.lines
         if st.st_size == 0:
-            return schema.genesis(rel), []
+            return schema.genesis(rel), [], 0
         last, end = read_last_line(fd, st.st_size)
         extra: list[tuple[dict[str, Any], Any]] = []
         if end != st.st_size:
             extra.append(self._repair(fd, rel, end, st.st_size))
             result.repaired.append(rel)
         prev = schema.genesis(rel) if last is None else chain_hash(last)
-        return prev, extra
+        return prev, extra, None
 
     def _repair(self, fd: int, rel: str, end: int, size: int) -> tuple[dict[str, Any], Any]:
         """Move a torn tail aside (never glue it to the next line) and return a log:repair event for it."""
