@@ -17,7 +17,7 @@ import pytest
 from eventlog.recall.compact import compact
 from eventlog.recall.grep import newest
 from eventlog.store.reader import iter_events
-from eventlog.search import SearchQuery, index, project, rank, search, store
+from eventlog.search import SearchQuery, index, project, search, store
 from eventlog.search.tokens import tokens
 from eventlog.store.writer import EventLog
 
@@ -48,10 +48,8 @@ def utc(text: str) -> datetime:
 
 
 def oracle(root: Path, word: str, chats=None, since=None, until=None, direction=None) -> set[str]:
-    """The messages in scope holding the word, and those BM25's conversational context scores (rank.CONTEXT_*): within
-    CONTEXT_TURNS in-scope messages of one in its chat's day file, and within CONTEXT_GAP_MS of it."""
     want = set(tokens(word))
-    files: dict[tuple[str, str], list[tuple[str, int, bool]]] = {}  # (chat, day) → (id, ms, holds), file order
+    got = set()
     for ev in iter_events(root):
         if ev.get("event") not in ("message:received", "message:sent") or not isinstance(ev.get("text"), str):
             continue
@@ -60,30 +58,9 @@ def oracle(root: Path, word: str, chats=None, since=None, until=None, direction=
         t = datetime.fromisoformat(ev["ts"].replace("Z", "+00:00"))
         if since and t < since or until and t >= until:  # [since, until): exact instants, as SearchQuery's
             continue
-        files.setdefault((ev["chat_id"], ev["ts"][:10]), []).append(
-            (ev["id"], int(t.timestamp() * 1000), bool(want & set(tokens(ev["text"])))))
-    got = set()
-    for msgs in files.values():
-        for i, (mid, ms, holds) in enumerate(msgs):
-            near = msgs[max(0, i - rank.CONTEXT_TURNS):i + rank.CONTEXT_TURNS + 1]
-            if holds or any(h and abs(m - ms) <= rank.CONTEXT_GAP_MS for _, m, h in near):
-                got.add(mid)
+        if want & set(tokens(ev["text"])):
+            got.add(ev["id"])
     return got
-
-
-def with_context(docs: list[dict], own):
-    """BM25 scores (docs in file order) plus rank.CONTEXT_GAIN × the best own score among each one's CONTEXT_TURNS
-    neighbours in its chat's day file within CONTEXT_GAP_MS: the conversational context docs/search.md describes."""
-    import numpy as np
-
-    ms = [int(datetime.fromisoformat(d["ts"].replace("Z", "+00:00")).timestamp() * 1000) for d in docs]
-    key = [(d["chat_id"], d["ts"][:10]) for d in docs]
-    out = np.array(own, dtype=np.float64)
-    for i in range(len(docs)):
-        near = [own[j] for j in range(max(0, i - rank.CONTEXT_TURNS), min(len(docs), i + rank.CONTEXT_TURNS + 1))
-                if j != i and key[j] == key[i] and abs(ms[j] - ms[i]) <= rank.CONTEXT_GAP_MS]
-        out[i] += rank.CONTEXT_GAIN * max(near, default=0.0)
-    return out
 
 
 def bm25_ids(root: Path, word: str, **kw) -> set[str]:
@@ -175,7 +152,7 @@ def test_bm25_scores_equal_bm25s(root: Path) -> None:
     ref.index(bm25s.tokenization.Tokenized(ids=corpus, vocab=vocab), show_progress=False)
     for w in QUERIES:
         toks = [t for t in tokens(w) if t in vocab]
-        want = with_context(docs, ref.get_scores(toks) if toks else np.zeros(len(docs)))
+        want = ref.get_scores(toks) if toks else np.zeros(len(docs))
         got = {h.id: h.score for h in search(root, SearchQuery(w, mode="bm25", limit=1000)).hits}
         for ev, s in zip(docs, want, strict=True):
             assert got.get(ev["id"], 0.0) == pytest.approx(float(s), rel=1e-4, abs=1e-5), (w, ev["text"])

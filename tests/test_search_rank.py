@@ -105,18 +105,7 @@ def _bm25(docs: list[dict], text: str) -> np.ndarray:
         for i, d in enumerate(docs):
             f = d["tf"].get(t, 0)
             out[i] += idf * f / (f + rank.K1 * (1 - b + b * d["dl"] / avgdl))
-    # conversational context (rank.CONTEXT_*): + gain × the best own score among the CONTEXT_TURNS documents in scope
-    # before and after it in its chat's day file (docs are in file order), within CONTEXT_GAP_MS of it
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, d in enumerate(docs):
-        groups.setdefault((d["day"], d["chat"]), []).append(i)
-    ctx = np.zeros(n)
-    for members in groups.values():
-        for a, i in enumerate(members):
-            near = [members[c] for c in range(max(0, a - rank.CONTEXT_TURNS), a + rank.CONTEXT_TURNS + 1)
-                    if c != a and c < len(members) and abs(docs[members[c]]["ts"] - docs[i]["ts"]) <= rank.CONTEXT_GAP_MS]
-            ctx[i] = max((out[j] for j in near), default=0.0)
-    return out + rank.CONTEXT_GAIN * ctx
+    return out
 
 
 def _minmax(x: np.ndarray) -> np.ndarray:

@@ -90,7 +90,7 @@ def index_cmd(rebuild: bool, check: bool, no_vectors: bool, jobs: int, as_json: 
 @click.option("--mode", type=click.Choice(["text", "fuzzy", "bm25", "vector", "hybrid", "rrf"]), default="hybrid",
               show_default=True, help="text/fuzzy: grep (every word must match); bm25 (a question's content words); vector; hybrid: weighted fusion; "
                                       "rrf: reciprocal rank fusion.")
-@click.option("--weight", type=float, default=0.2, show_default=True,  # = search.DEFAULT_WEIGHT (not imported here: start-up)
+@click.option("--weight", type=float, default=0.3, show_default=True,  # = search.DEFAULT_WEIGHT (not imported here: start-up)
               help="hybrid: weight of the vector score (the BM25 score gets 1 - weight).")
 @click.option("--chat", "chats", multiple=True, metavar="CHAT_ID", help="Only this chat (repeatable).")
 @account_option

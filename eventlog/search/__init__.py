@@ -17,8 +17,8 @@ from ..store.schema import DEFAULT_ACCOUNT
 from . import chunks, derive, embed, index, pack, project, rank, store
 
 MODES = ("text", "fuzzy", "bm25", "vector", "hybrid", "rrf")
-DEFAULT_WEIGHT = 0.2  # measured with BM25's conversational context (rank.CONTEXT_*; docs/search.md): LoCoMo R@10 hybrid
-#                      0.2 = bm25, 0.3 below it; the project's evaluation hit@5 0.793 at 0.2 and 0.3, Russian 0.818 both
+DEFAULT_WEIGHT = 0.3  # measured with the question handling of tokens.query_terms (docs/search.md): LoCoMo R@10 64.4
+#                      (bm25 64.3, 0.7: lower), the project's Russian questions hit@5 0.82 (bm25 0.60, 0.7: 0.84)
 MAX_QUERY_CHARS = 2_000  # every mode: a query is words to look for, not a document (its embedding memory grows with it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MAX_RSS_MB = 320  # after a query above this, the index pages it mapped are released (they stay in the page cache)

@@ -27,13 +27,6 @@ from .tokens import query_terms
 
 K1, B = 1.2, 0.75
 RRF_K = 60
-# Conversational context (docs/search.md "Context"): a message's BM25 score is its own plus CONTEXT_GAIN times the best
-# own score among the CONTEXT_TURNS messages before and after it in its chat's day file (the order they were logged),
-# counting only documents in scope. In a conversation the words of a question are often in the turn that asked or
-# the one that answered, not in the turn that holds the fact ("Yes — last Friday, with my sister!"). Chosen on LoCoMo's
-# conversations 0–4 (turns 1–4 × gain 0.5–1.0; the best there) and reported on 5–9 as well: BM25 R@10 64.3 → 74.6.
-CONTEXT_TURNS, CONTEXT_GAIN = 2, 0.5
-CONTEXT_GAP_MS = 30 * 60_000  # a neighbour counts only within this time of the message: a later exchange is not context
 VEC_CHUNK = 512
 CANDIDATES, SHARE = 2000, 170  # the first pass rescores max(CANDIDATES, n / SHARE) by default (docs/search.md):
 #                               recall@10 0.9976 against exhaustive with 2,000 of 345,539 real vectors (1/173)
@@ -243,7 +236,6 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         b = q_b.astype(np.float32)[jj]
         w = idf.astype(np.float32)[jj] * tf / (tf + K1 * (1 - b + b * dl / avgdl))  # Lucene: no (k1 + 1)
         bm = np.bincount(np.concatenate(at_l), weights=w, minlength=off).astype(np.float32)
-        _add_context_dense(bm, units, kept, starts)
     return Scored(bm, vec, exact, starts, np.array([ui for ui, _, _ in kept], np.int32),
                   [rows for _, rows, _ in kept], [units[ui][1]["ts"] for ui, _, _ in kept])
 
@@ -264,7 +256,6 @@ def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks:
         for j, docs, tf in unit_posts:
             tf = tf.astype(np.float32)
             bm[np.searchsorted(rows, docs)] += idf[j] * tf / (tf + K1 * (1 - bs[j] + bs[j] * dl[docs] / avgdl))
-        rows, bm = _add_context_sparse(rows, bm, arr["file"], arr["ts"], masks[ui], len(dl))
         uids.append(ui)
         rows_l.append(rows)
         out_b.append(bm)
@@ -275,61 +266,6 @@ def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks:
     return Scored(b, np.full(len(b), np.nan, np.float32), np.ones(len(b), bool),
                   np.concatenate(([0], np.cumsum([len(r) for r in rows_l]))).astype(np.int64),
                   np.array(uids, np.int32), rows_l, tss)
-
-
-def _context_pairs(p: np.ndarray, n: int, scope: np.ndarray | None, file: np.ndarray, ts: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """(source index into p, target position) for every pair of documents within CONTEXT_TURNS of each other in the
-    same file: p and the targets are positions among the unit's n documents in scope (`scope`: their rows, None when
-    every row is in scope), p sorted."""
-    src, tgt = [], []
-    rp = p if scope is None else scope[p]
-    fp, tp = file[rp], ts[rp]
-    for d in range(1, CONTEXT_TURNS + 1):
-        for q in (p - d, p + d):
-            ok = np.flatnonzero((q >= 0) & (q < n))
-            qi = q[ok]
-            rq = qi if scope is None else scope[qi]
-            same = (file[rq] == fp[ok]) & (np.abs(ts[rq] - tp[ok]) <= CONTEXT_GAP_MS)
-            src.append(ok[same])
-            tgt.append(qi[same])
-    return np.concatenate(src), np.concatenate(tgt)
-
-
-def _add_context_dense(bm: np.ndarray, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]],
-                       kept: list[tuple[int, np.ndarray | None, int]], starts: np.ndarray) -> None:
-    """bm (every document in scope, kept unit after kept unit) += CONTEXT_GAIN · the best own score among each
-    document's neighbours (see CONTEXT_TURNS); computed from the own scores only, for the documents next to a score."""
-    tgt_l, val_l = [], []
-    for (ui, rows, n), lo in zip(kept, starts.tolist(), strict=False):
-        seg = bm[lo:lo + n]
-        p = np.flatnonzero(seg > 0)
-        if len(p):
-            src, tgt = _context_pairs(p, n, rows, units[ui][1]["file"], units[ui][1]["ts"])
-            tgt_l.append(tgt + lo)
-            val_l.append(seg[p[src]])
-    if tgt_l:
-        nb = np.zeros(len(bm), np.float32)
-        np.maximum.at(nb, np.concatenate(tgt_l), np.concatenate(val_l))
-        bm += np.float32(CONTEXT_GAIN) * nb
-
-
-def _add_context_sparse(rows: np.ndarray, bm: np.ndarray, file: np.ndarray, ts: np.ndarray,
-                        mask: np.ndarray | None, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """The BM25-only form of _add_context_dense for one unit: rows (ascending, those holding a query term) and their
-    own scores → the rows holding a term or next to one, and their scores with context."""
-    scope = None if mask is None else np.flatnonzero(mask)
-    p = rows if scope is None else np.searchsorted(scope, rows)
-    src, tgt = _context_pairs(p, n_rows if scope is None else len(scope), scope, file, ts)
-    if not len(tgt):
-        return rows, bm
-    trows = tgt if scope is None else scope[tgt]
-    out_rows = np.union1d(rows, trows)
-    own = np.zeros(len(out_rows), np.float32)
-    own[np.searchsorted(out_rows, rows)] = bm
-    nb = np.zeros(len(out_rows), np.float32)
-    np.maximum.at(nb, np.searchsorted(out_rows, trows), bm[src])
-    return out_rows, own + np.float32(CONTEXT_GAIN) * nb
 
 
 def rescore(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], qvec: np.ndarray,
