@@ -71,6 +71,7 @@ def tool(root: Path, query: str, account: str | None = None, **args: Any) -> dic
 
 
 def test_the_command_default_weight_is_the_library_default() -> None:
+    import eventlog.cli.search  # noqa: F401  (commands load lazily)
     opt = next(p for p in cli.commands["search"].params if p.name == "weight")
     assert opt.default == DEFAULT_WEIGHT
 
