@@ -24,15 +24,19 @@ GET_ROUTES = ["/", "/chats/-1001234567890", "/search?q=deploy", "/alerts", "/ale
               "/api/alerts/{alert}", "/static/app.js", "/static/style.css", "/no/such/page"]
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    root = tmp_path_factory.mktemp("web") / "root"
+def _site(root: Path):
+    """A sample log under `root` and a client of its page; yields (root, client, info, first alert id)."""
     root.mkdir(mode=0o700)
     info = make_log(root)
     app = create_app(root, token=TOKEN, status_on_start=False)
     with TestClient(app, follow_redirects=False) as client:
         alert = client.get("/api/alerts", headers={"Authorization": f"Bearer {TOKEN}"}).json()["alerts"][0]["id"]
         yield root, client, info, alert
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    yield from _site(tmp_path_factory.mktemp("web") / "root")
 
 
 def _routes(alert: str) -> list[str]:
@@ -108,13 +112,7 @@ def test_every_answer_carries_the_csp_and_security_headers(site) -> None:
 
 @pytest.fixture
 def fresh(tmp_path: Path):
-    root = tmp_path / "root"
-    root.mkdir(mode=0o700)
-    info = make_log(root)
-    app = create_app(root, token=TOKEN, status_on_start=False)
-    with TestClient(app, follow_redirects=False) as client:
-        alert = client.get("/api/alerts", headers={"Authorization": f"Bearer {TOKEN}"}).json()["alerts"][0]["id"]
-        yield root, client, info, alert
+    yield from _site(tmp_path / "root")
 
 
 def test_a_cookie_only_post_is_refused_and_records_nothing(fresh) -> None:
