@@ -9,7 +9,13 @@ also flush every other program's writes on the disk and say nothing more about o
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from .fsutil import fsync_dir
+
+T = TypeVar("T")
 
 WORKERS = 16  # concurrent fsyncs: 8 already share most journal commits, more buy little
 MAX_OPEN = 256  # files kept open awaiting their fsync; more are synced early (the fd limit is often 1024)
@@ -24,22 +30,24 @@ def _executor() -> ThreadPoolExecutor:
     return _pool[1]
 
 
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _each(fn: Callable[[T], None], items: Sequence[T]) -> None:
+    """fn(item) for every item, concurrently when there are several; waits for all of them, then raises the first
+    error (Executor.map would raise at the first failure while later calls still run: a caller closing the
+    descriptors then could fsync a reused one)."""
+    if len(items) <= 1:
+        for item in items:
+            fn(item)
+        return
+    futures = [_executor().submit(fn, item) for item in items]
+    errors = [f.exception() for f in futures]
+    first = next((e for e in errors if e is not None), None)
+    if first is not None:
+        raise first
 
 
 def fsync_many(fds: list[int]) -> None:
     """fsync every descriptor; raises the first error after all were tried."""
-    if len(fds) <= 1:
-        for fd in fds:
-            os.fsync(fd)
-        return
-    for _ in _executor().map(os.fsync, fds):
-        pass
+    _each(os.fsync, fds)
 
 
 class GroupSync:
@@ -72,12 +80,7 @@ class GroupSync:
         """Make everything collected durable: the files, then their directories' entries."""
         self._sync_fds()
         dirs, self.dirs = sorted(self.dirs), set()
-        if len(dirs) <= 1:
-            for d in dirs:
-                _fsync_dir(d)
-        else:
-            for _ in _executor().map(_fsync_dir, dirs):
-                pass
+        _each(fsync_dir, dirs)
 
     def discard(self) -> None:
         """Close what is still open without syncing it (an error is being raised)."""
