@@ -119,3 +119,37 @@ def test_tail_without_follow(root):
     assert [x.split(": ")[-1] for x in r.stdout.splitlines()] == ["m1", "m3"]
     r = CliRunner().invoke(cli, ["tail", "--chat", "nobody", "--root", str(root)], catch_exceptions=False)
     assert r.exit_code == 1
+
+
+def test_the_watch_threads_leave_ctrl_c_to_the_main_thread(tmp_path) -> None:
+    """A signal goes to any thread that does not block it; one taken by a watchdog thread never wakes the main
+    thread's wait on the queue (`tail -f` once ignored Ctrl-C until the next write). The observer's threads block
+    SIGINT and SIGTERM; the caller's own mask is unchanged."""
+    import signal as sig
+    import threading as th
+
+    from eventlog.recall.follow import Follower
+    from eventlog.store.writer import EventLog
+
+    def blocked(tid: int) -> int:
+        for line in open(f"/proc/self/task/{tid}/status"):
+            if line.startswith("SigBlk:"):
+                return int(line.split()[1], 16)
+        raise AssertionError("no SigBlk")
+
+    root = tmp_path / "root"
+    EventLog(root, fsync="never").append({"event": "message:received", "channel": "telegram", "chat_id": 1,
+                                          "ts": "2026-11-01T10:00:00.000Z", "text": "x"})
+    before = {t.native_id for t in th.enumerate()}
+    mask = sig.pthread_sigmask(sig.SIG_BLOCK, set())
+    f = Follower(root, lambda e: None)
+    f.start()
+    try:
+        new = [t.native_id for t in th.enumerate() if t.native_id not in before and t.native_id is not None]
+        assert new, "the observer started no thread"
+        want = (1 << (sig.SIGINT - 1)) | (1 << (sig.SIGTERM - 1))
+        for tid in new:
+            assert blocked(tid) & want == want, tid
+        assert sig.pthread_sigmask(sig.SIG_BLOCK, set()) == mask
+    finally:
+        f.stop()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import signal
 import threading
 import warnings
 from dataclasses import dataclass
@@ -90,13 +91,23 @@ class Follower:
         # directory it re-adds when a recursive watch sees a new subdirectory: harmless for us (we rescan new
         # directories ourselves), and 90 KB of noise for 60 chats.
         warnings.filterwarnings("ignore", message=r"Callback with id .* already exists", category=RuntimeWarning)
-        self._observer = Observer()
-        handler = _Handler(self._wake)
-        if self.raw.is_dir():
-            self._observer.schedule(handler, str(self.raw), recursive=True)
-        else:  # no log yet: watch the root until raw/ appears
-            self._observer.schedule(handler, str(self.root), recursive=True)
-        self._observer.start()
+        # watchdog's threads (the inotify reader, the emitter, the observer: made by schedule() and start()) inherit
+        # the signal mask they start with. With SIGINT/SIGTERM blocked in them the kernel delivers those signals to
+        # the main thread, interrupting its wait on the queue. Unblocked, a Ctrl-C taken by a watchdog thread only set
+        # CPython's flag, and the main thread slept on in `_wake.get()` until the next change under the log (seen:
+        # `tail -f` ignoring Ctrl-C for 60 s in a CI run).
+        held = {signal.SIGINT, signal.SIGTERM}
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            self._observer = Observer()
+            handler = _Handler(self._wake)
+            if self.raw.is_dir():
+                self._observer.schedule(handler, str(self.raw), recursive=True)
+            else:  # no log yet: watch the root until raw/ appears
+                self._observer.schedule(handler, str(self.root), recursive=True)
+            self._observer.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
         # Files created between the listing and the watch: one rescan closes the gap.
         self._scan(self.raw)
         return len(self.offsets)
