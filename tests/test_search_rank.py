@@ -69,7 +69,8 @@ def _docs(root: Path) -> list[dict]:
                 f.seek(int(arr["offset"][row]))
                 ev = orjson.loads(f.readline())
             out.append({"id": ev["id"], "chat": rec["chats"][int(arr["file"][row])], "dir": int(arr["dir"][row]),
-                        "ts": int(arr["ts"][row]), "day": day, "dl": int(arr["dl"][row]), "tf": tf[row],
+                        "ts": int(arr["ts"][row]), "day": day, "offset": int(arr["offset"][row]), "dl": int(arr["dl"][row]),
+                        "tf": tf[row],
                         "vec": np.asarray(arr["vec"][row]), "scale": float(arr["scale"][row]),
                         "codes": np.asarray(proj["codes"][row]), "cscale": float(proj["cscale"][row]),
                         "mu": np.asarray(proj["mu"]), "basis": np.asarray(proj["basis"])})
@@ -106,6 +107,21 @@ def _bm25(docs: list[dict], text: str) -> np.ndarray:
             f = d["tf"].get(t, 0)
             out[i] += idf * f / (f + rank.K1 * (1 - b + b * d["dl"] / avgdl))
     return out
+
+
+def _context(docs: list[dict], bm: np.ndarray) -> np.ndarray:
+    """hybrid's BM25 part (docs/search.md "Context"): + rank.CONTEXT_GAIN × the best own score among the
+    rank.CONTEXT_TURNS documents in scope before and after it in its chat's day file (the order of the lines), within
+    rank.CONTEXT_GAP_MS of it."""
+    files: dict[tuple[str, str], list[int]] = {}
+    for i in sorted(range(len(docs)), key=lambda i: docs[i]["offset"]):
+        files.setdefault((docs[i]["day"], docs[i]["chat"]), []).append(i)
+    near = np.zeros(len(docs))
+    for members in files.values():
+        for a, i in enumerate(members):
+            near[i] = max((bm[j] for j in members[max(0, a - rank.CONTEXT_TURNS):a + rank.CONTEXT_TURNS + 1]
+                           if j != i and abs(docs[j]["ts"] - docs[i]["ts"]) <= rank.CONTEXT_GAP_MS), default=0.0)
+    return bm + rank.CONTEXT_GAIN * near
 
 
 def _minmax(x: np.ndarray) -> np.ndarray:
@@ -179,7 +195,7 @@ FILTERS = [{}, {"chats": ("100", "-300")}, {"direction": "out"},
 def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool) -> None:
     docs_all = _docs(root)
     model = embed.load()
-    checked = 0
+    checked = boosted = 0
     for kw in FILTERS:
         docs = [d for d in docs_all if _in_scope(d, kw)]
         ids = [d["id"] for d in docs]
@@ -194,7 +210,10 @@ def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool) -
             res = search(root, SearchQuery(text, mode="bm25", limit=10_000, packs=packs, **kw), refresh=False)
             hit = bm > 0
             _same(res.hits, [x for x, h in zip(ids, hit, strict=True) if h], bm[hit], ts[hit], 10_000)
+            plain, ctx = bm, _context(docs, bm)
+            boosted += bool(np.any(ctx > plain))
             for mode in ("vector", "hybrid", "rrf"):
+                bm = ctx if mode == "hybrid" else plain  # only hybrid adds the conversational context
                 res = search(root, SearchQuery(text, mode=mode, limit=k, candidates=0, packs=packs, **kw), refresh=False)
                 # rrf: a rank is exact, but two cosines (or BM25 scores) a float32 rounding apart may take each other's
                 # ranks here in float64 — 1 / (60 + r) then moves by < 3e-4
@@ -210,6 +229,7 @@ def test_rankings_equal_a_straightforward_computation(root: Path, packs: bool) -
                     _same(res.hits, ids, ref, ts, k, own=own)  # every hit carries its exact score
                     checked += 1
     assert checked == len(FILTERS) * len(QUERIES) * 2 * 3
+    assert boosted >= len(QUERIES)  # the fixture has neighbours within the gap: the context really is compared
 
 
 def test_scored_positions_and_rows(root: Path) -> None:

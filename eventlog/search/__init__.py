@@ -168,7 +168,7 @@ def search(root: Path, q: SearchQuery, refresh: bool = True,
     scored = rank.score_units(units, q.text, set(q.chats) if q.chats else None,
                               index.DIRECTIONS.get(q.direction) if q.direction else None, qvec,
                               _ms(q.since) if q.since else None, _ms(q.until) if q.until else None, projs,
-                              q.threads, set(q.accounts) if q.accounts else None)
+                              q.threads, set(q.accounts) if q.accounts else None, context=mode == "hybrid")
     if qvec is not None:
         chunks.raise_to_best_chunk(scored, units, qvec)
     if qvec is None:

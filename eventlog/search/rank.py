@@ -27,6 +27,14 @@ from .tokens import query_terms
 
 K1, B = 1.2, 0.75
 RRF_K = 60
+# Conversational context, in the hybrid mode (docs/search.md "Context"): a message's BM25 part is its own score plus
+# CONTEXT_GAIN times the best own score among the CONTEXT_TURNS messages before and after it in its chat's day file
+# (the order they were logged) within CONTEXT_GAP_MS of it, counting only messages in scope. In a conversation the
+# words of a question are often in the turn that asked or the one that answered, not in the turn that holds the fact
+# ("Yes, last Friday, with my sister!"). Hybrid ranks every message in scope anyway, so the boost only reorders;
+# `--mode bm25` stays plain BM25 (its hits are the messages holding a query word, the baseline hybrid is held to).
+CONTEXT_TURNS, CONTEXT_GAIN = 2, 0.5
+CONTEXT_GAP_MS = 30 * 60_000  # a neighbour counts only within this time of the message: a later exchange is not context
 VEC_CHUNK = 512
 CANDIDATES, SHARE = 2000, 170  # the first pass rescores max(CANDIDATES, n / SHARE) by default (docs/search.md):
 #                               recall@10 0.9976 against exhaustive with 2,000 of 345,539 real vectors (1/173)
@@ -141,10 +149,11 @@ def _empty() -> Scored:
 def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text: str, chats: set[str] | None,
                 direction: int | None, qvec: np.ndarray | None, since_ms: int | None = None,
                 until_ms: int | None = None, projs: list[dict[str, Any] | None] | None = None,
-                threads: int | None = None, accounts: set[str] | None = None) -> Scored:
+                threads: int | None = None, accounts: set[str] | None = None, context: bool = False) -> Scored:
     """BM25 (and, with qvec, cosine) of the documents in scope. Without qvec only documents holding a query term are
     returned (every other BM25 score is 0); with it, every document in scope. With `projs` (one per unit, None where a
-    unit has none), a unit's cosines are the projection's estimates (project.py; `exact` False), else exact int8."""
+    unit has none), a unit's cosines are the projection's estimates (project.py; `exact` False), else exact int8.
+    With `context` (and qvec: the hybrid mode) each BM25 score gets its conversational context (CONTEXT_*)."""
     q_terms, q_w, q_b = query_terms(text, B)
     masks, posts = [], []
     n_docs, sum_dl = 0, 0
@@ -236,6 +245,8 @@ def score_units(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], text:
         b = q_b.astype(np.float32)[jj]
         w = idf.astype(np.float32)[jj] * tf / (tf + K1 * (1 - b + b * dl / avgdl))  # Lucene: no (k1 + 1)
         bm = np.bincount(np.concatenate(at_l), weights=w, minlength=off).astype(np.float32)
+        if context:
+            _add_context(bm, units, kept, starts)
     return Scored(bm, vec, exact, starts, np.array([ui for ui, _, _ in kept], np.int32),
                   [rows for _, rows, _ in kept], [units[ui][1]["ts"] for ui, _, _ in kept])
 
@@ -266,6 +277,34 @@ def _bm25_only(units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], masks:
     return Scored(b, np.full(len(b), np.nan, np.float32), np.ones(len(b), bool),
                   np.concatenate(([0], np.cumsum([len(r) for r in rows_l]))).astype(np.int64),
                   np.array(uids, np.int32), rows_l, tss)
+
+
+def _add_context(bm: np.ndarray, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]],
+                 kept: list[tuple[int, np.ndarray | None, int]], starts: np.ndarray) -> None:
+    """bm (every document in scope, kept unit after kept unit) += CONTEXT_GAIN · the best own score among each
+    document's CONTEXT_TURNS neighbours in scope on either side in the same file within CONTEXT_GAP_MS. Only the
+    documents next to a scored one are touched: the work grows with the query's postings, not with the scope."""
+    tgt_l, val_l = [], []
+    for (ui, rows, n), lo in zip(kept, starts.tolist(), strict=False):
+        seg = bm[lo:lo + n]
+        p = np.flatnonzero(seg > 0)  # positions among the unit's n documents in scope (rows: their rows; None: all)
+        if not len(p):
+            continue
+        arr = units[ui][1]
+        file, ts = arr["file"], arr["ts"]
+        rp = p if rows is None else rows[p]
+        for d in range(1, CONTEXT_TURNS + 1):
+            for q in (p - d, p + d):
+                ok = np.flatnonzero((q >= 0) & (q < n))
+                qi = q[ok]
+                rq = qi if rows is None else rows[qi]
+                same = (file[rq] == file[rp[ok]]) & (np.abs(ts[rq] - ts[rp[ok]]) <= CONTEXT_GAP_MS)
+                tgt_l.append(qi[same] + lo)
+                val_l.append(seg[p[ok[same]]])
+    if tgt_l:
+        nb = np.zeros(len(bm), np.float32)
+        np.maximum.at(nb, np.concatenate(tgt_l), np.concatenate(val_l))
+        bm += np.float32(CONTEXT_GAIN) * nb
 
 
 def rescore(s: Scored, units: list[tuple[dict[str, Any], dict[str, np.ndarray]]], qvec: np.ndarray,
