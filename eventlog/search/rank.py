@@ -284,26 +284,27 @@ def _add_context(bm: np.ndarray, units: list[tuple[dict[str, Any], dict[str, np.
     """bm (every document in scope, kept unit after kept unit) += CONTEXT_GAIN · the best own score among each
     document's CONTEXT_TURNS neighbours in scope on either side in the same file within CONTEXT_GAP_MS. Only the
     documents next to a scored one are touched: the work grows with the query's postings, not with the scope."""
-    tgt_l, val_l = [], []
+    nb: np.ndarray | None = None
     for (ui, rows, n), lo in zip(kept, starts.tolist(), strict=False):
         seg = bm[lo:lo + n]
         p = np.flatnonzero(seg > 0)  # positions among the unit's n documents in scope (rows: their rows; None: all)
         if not len(p):
             continue
+        if nb is None:
+            nb = np.zeros(len(bm), np.float32)
         arr = units[ui][1]
         file, ts = arr["file"], arr["ts"]
         rp = p if rows is None else rows[p]
+        fp, tp, own = file[rp], ts[rp], seg[p]
         for d in range(1, CONTEXT_TURNS + 1):
             for q in (p - d, p + d):
                 ok = np.flatnonzero((q >= 0) & (q < n))
                 qi = q[ok]
                 rq = qi if rows is None else rows[qi]
-                same = (file[rq] == file[rp[ok]]) & (np.abs(ts[rq] - ts[rp[ok]]) <= CONTEXT_GAP_MS)
-                tgt_l.append(qi[same] + lo)
-                val_l.append(seg[p[ok[same]]])
-    if tgt_l:
-        nb = np.zeros(len(bm), np.float32)
-        np.maximum.at(nb, np.concatenate(tgt_l), np.concatenate(val_l))
+                same = ok[(file[rq] == fp[ok]) & (np.abs(ts[rq] - tp[ok]) <= CONTEXT_GAP_MS)]
+                t = q[same] + lo  # distinct within one offset (p is): a plain gather and scatter, no ufunc.at
+                nb[t] = np.maximum(nb[t], own[same])
+    if nb is not None:
         bm += np.float32(CONTEXT_GAIN) * nb
 
 
