@@ -33,7 +33,10 @@ RRF_K = 60
 # words of a question are often in the turn that asked or the one that answered, not in the turn that holds the fact
 # ("Yes, last Friday, with my sister!"). Hybrid ranks every message in scope anyway, so the boost only reorders;
 # `--mode bm25` stays plain BM25 (its hits are the messages holding a query word, the baseline hybrid is held to).
-CONTEXT_TURNS, CONTEXT_GAIN = 2, 0.5
+# One turn each side (the turn a message answers or that answers it) at half its own weight, chosen on LoCoMo's
+# conversations 0-4 and the project's evaluation together (docs/search.md "Context"): 2 turns gained 1.4 points R@10
+# more on LoCoMo and cost the project's evaluation a question; a gain of 1.0 gained nothing at R@10.
+CONTEXT_TURNS, CONTEXT_GAIN = 1, 0.5
 CONTEXT_GAP_MS = 30 * 60_000  # a neighbour counts only within this time of the message: a later exchange is not context
 VEC_CHUNK = 512
 CANDIDATES, SHARE = 2000, 170  # the first pass rescores max(CANDIDATES, n / SHARE) by default (docs/search.md):
