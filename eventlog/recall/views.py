@@ -85,10 +85,10 @@ def _lines_sql(root: Path, var: str = "el_jsonl") -> str:
 # The message a message replies to: inbound from the update (`reply_to_message`), outbound from the payload
 # (`reply_to_message_id`, or Bot API 7's `reply_parameters`), imported from the top-level field. An erased
 # `raw`/`payload` ({"c": …}) yields NULL.
-_REPLY_TO = ("coalesce(TRY_CAST(raw->'message'->'reply_to_message'->>'message_id' AS BIGINT), "
-             "TRY_CAST(raw->'edited_message'->'reply_to_message'->>'message_id' AS BIGINT), "
-             "TRY_CAST(payload->>'reply_to_message_id' AS BIGINT), "
-             "TRY_CAST(payload->'reply_parameters'->>'message_id' AS BIGINT), reply_to_message_id)")
+_REPLY_TO = ("coalesce(TRY_CAST(json_extract_string(raw, '$.message.reply_to_message.message_id') AS BIGINT), "
+             "TRY_CAST(json_extract_string(raw, '$.edited_message.reply_to_message.message_id') AS BIGINT), "
+             "TRY_CAST(json_extract_string(payload, 'reply_to_message_id') AS BIGINT), "
+             "TRY_CAST(json_extract_string(payload, '$.reply_parameters.message_id') AS BIGINT), reply_to_message_id)")
 IS_EDIT = ("coalesce(update_type IN ('edited_message', 'edited_channel_post') "
             "OR method IN ('editMessageText', 'editMessageCaption'), false)")
 # The Telegram chat object of an inbound update, whichever kind of update it is.
@@ -109,12 +109,18 @@ _BOT = "(CASE WHEN direction = 'out' THEN outcome->'from' END)"
 
 def _str(expr: str) -> str:
     """A JSON string value as text; NULL for anything else (an erased field's {"c": …}, a number, an object)."""
-    return f"CASE WHEN json_type({expr}) = 'VARCHAR' THEN nullif({expr}->>'$', '') END"
+    return f"CASE WHEN json_type({expr}) = 'VARCHAR' THEN nullif(json_extract_string({expr}, '$'), '') END"
 
 
 def _user_name(user: str) -> str:
     """A Bot API User's display name, as the tap writes `from.name`: first and last name."""
-    return f"nullif(trim(concat_ws(' ', {user}->>'first_name', {user}->>'last_name')), '')"
+    return f"nullif(trim(concat_ws(' ', json_extract_string({user}, 'first_name'), json_extract_string({user}, 'last_name'))), '')"
+
+
+def _text(obj: str, key: str) -> str:
+    """`obj->>'key'`, spelled as the function: DuckDB 1.5 parses `->>` looser than AND/OR/NOT (`a OR j->>'k' IS NULL`
+    is `(a OR j) ->> …`), so no view uses the operator (tests/test_recall_views.py checks)."""
+    return f"json_extract_string({obj}, '{key}')"
 
 
 def _get(obj: str, *keys: str) -> str:
@@ -126,10 +132,10 @@ def _get(obj: str, *keys: str) -> str:
 # `forward_origin` (Bot API 7) or the older `forward_from` / `forward_sender_name` / `forward_from_chat`.
 _FORWARD_FROM = ("coalesce(" + ", ".join((
     _str(_get("forward", "from")), _str(_get("forward", "saved_from")),
-    _user_name(_get(_MSG, "forward_origin", "sender_user")), _get(_MSG, "forward_origin") + "->>'sender_user_name'",
-    _get(_MSG, "forward_origin", "sender_chat") + "->>'title'", _get(_MSG, "forward_origin", "chat") + "->>'title'",
-    _user_name(_get(_MSG, "forward_from")), _MSG + "->>'forward_sender_name'",
-    _get(_MSG, "forward_from_chat") + "->>'title'")) + ")")
+    _user_name(_get(_MSG, "forward_origin", "sender_user")), _text(_get(_MSG, "forward_origin"), "sender_user_name"),
+    _text(_get(_MSG, "forward_origin", "sender_chat"), "title"), _text(_get(_MSG, "forward_origin", "chat"), "title"),
+    _user_name(_get(_MSG, "forward_from")), _text(_MSG, "forward_sender_name"),
+    _text(_get(_MSG, "forward_from_chat"), "title"))) + ")")
 
 
 # The outbound calls whose versions make up one reply: a send, and the edits of the message it sent.
@@ -142,15 +148,16 @@ def _messages(g: str = "") -> str:
     scan the scope twice, for every query. `g`: "gateway, " in the lake (eventlog/lake/sql.py), else empty."""
     own = (
         f"SELECT {g}ts, channel, chat_id, coalesce(account, 'default') AS account, direction, event, message_id,\n"
-        f"    update_type, TRY_CAST({_FROM}->>'id' AS BIGINT) AS from_id, {_str(_get(_FROM, 'name'))} AS from_name,\n"
-        f"    {_str(_get(_FROM, 'username'))} AS from_username, TRY_CAST({_FROM}->>'is_bot' AS BOOLEAN) AS from_is_bot,\n"
-        f"    TRY_CAST({_BOT}->>'id' AS BIGINT) AS bot_id, {_str(_get(_BOT, 'name'))} AS bot_name,\n"
+        f"    update_type, TRY_CAST({_text(_FROM, 'id')} AS BIGINT) AS from_id, {_str(_get(_FROM, 'name'))} AS from_name,\n"
+        f"    {_str(_get(_FROM, 'username'))} AS from_username, TRY_CAST({_text(_FROM, 'is_bot')} AS BOOLEAN) AS from_is_bot,\n"
+        f"    TRY_CAST({_text(_BOT, 'id')} AS BIGINT) AS bot_id, {_str(_get(_BOT, 'name'))} AS bot_name,\n"
         f"    {_str(_get(_BOT, 'username'))} AS bot_username,\n"
         f"    text, media_type, {render.media_marker_sql('media_type', _MSG)} AS media, method,\n"
-        "    CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate,\n"
+        "    CAST(json_extract_string(outcome, 'ok') AS BOOLEAN) AS ok, json_extract_string(dlp, 'action') AS dlp_action,"
+        " duplicate,\n"
         f"    {_REPLY_TO} AS reply_to_message_id, {_FORWARD_FROM} AS forward_from,\n"
         f"    {IS_EDIT} AS is_edit,\n"
-        f"    CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
+        f"    CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(json_extract_string(payload, 'message_id') AS BIGINT), message_id) END"
         " AS edits_message_id,\n"
         f"    CASE WHEN {IS_EDIT} THEN ts ELSE edited_ts END AS edited_ts, source, id, file, line\n"
         f"  FROM (SELECT *, {render.media_type_sql(_MSG)} AS media_type FROM events\n"
@@ -227,13 +234,13 @@ def derived_views(gateway: bool = False) -> dict[str, str]:
         f"SELECT {g}channel, chat_id, account,\n"
         "  arg_max(type, ts) FILTER (WHERE type IS NOT NULL) AS type,\n"
         "  arg_max(title, ts) FILTER (WHERE title IS NOT NULL) AS title,\n"
-        "  arg_max(c->>'username', ts) FILTER (WHERE c->>'username' IS NOT NULL) AS username,\n"
+        "  arg_max(json_extract_string(c, 'username'), ts) FILTER (WHERE json_extract_string(c, 'username') IS NOT NULL) AS username,\n"
         "  min(ts) AS first_seen, max(ts) AS last_seen,\n"
         "  count(*) FILTER (WHERE direction = 'in') AS received, count(*) FILTER (WHERE direction = 'out') AS sent,\n"
         "  count(*) AS events\n"
         f"FROM (SELECT {g}channel, chat_id, coalesce(account, 'default') AS account, ts, direction, {_CHAT_OBJ} AS c,\n"
-        f"    coalesce(c->>'type', {render.sql_case('chat_type', _CHAT_TYPES, 'chat_type')}) AS type,\n"
-        f"    coalesce(c->>'title', CASE WHEN action IN {_TITLE_ACTIONS!r} THEN {_str('title')} END) AS title\n"
+        f"    coalesce(json_extract_string(c, 'type'), {render.sql_case('chat_type', _CHAT_TYPES, 'chat_type')}) AS type,\n"
+        f"    coalesce(json_extract_string(c, 'title'), CASE WHEN action IN {_TITLE_ACTIONS!r} THEN {_str('title')} END) AS title\n"
         "  FROM events WHERE channel <> 'system')\n"
         f"GROUP BY {g}channel, chat_id, account"
     )
@@ -268,7 +275,7 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
     for view, columns in DLP_COLUMNS.items():
         if view in src.dlp:
             # an alert keeps what is derived from the secret in its payload (eventlog/dlp/alerts.py), older ones on top
-            unpack = ", ".join(f"coalesce(e.{q(c)}, e.payload->>'{c}') AS {q(c)}" if c in ("fingerprint", "masked")
+            unpack = ", ".join(f"coalesce(e.{q(c)}, json_extract_string(e.payload, '{c}')) AS {q(c)}" if c in ("fingerprint", "masked")
                                else f"e.{q(c)} AS {q(c)}" for c, _ in columns)
             views[view] = (f"CREATE VIEW {view} AS SELECT {unpack}, line FROM (SELECT line, json_transform(body, "
                            f"'{_struct_json(columns)}') AS e FROM ({_lines_sql(scope.root, 'el_' + view)}) "
