@@ -27,9 +27,11 @@ PG_KEYS = frozenset({"host", "hostaddr", "port", "dbname", "user", "password", "
                      "target_session_attrs", "keepalives", "keepalives_idle"})
 PG_CONNECT_TIMEOUT = "10"  # seconds: an unreachable server is an error line, not a hang
 _PAIR = re.compile(r"\s*([a-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s']+)")
-# What DuckDB says when another process holds the catalog or a concurrent commit won (lake-notes §6): the push is
-# idempotent, so the whole attempt is redone.
-_TRANSIENT = ("database is locked", "conflict", "could not serialize", "deadlock detected")
+# What DuckDB says when another process holds the catalog or a concurrent commit won (lake-notes §6), or when two
+# processes create a new lake at once (DuckLake's own tables in PostgreSQL, then ours): the push is idempotent, so
+# the whole attempt is redone.
+_TRANSIENT = ("database is locked", "conflict", "could not serialize", "deadlock detected",
+              "duplicate key value violates unique constraint", "already exists")
 RETRIES = 30
 T = TypeVar("T")
 

@@ -62,21 +62,40 @@ def connect(names: tuple[str, ...] = ("ducklake",)) -> "duckdb.DuckDBPyConnectio
                                              "autoinstall_known_extensions": False,
                                              "autoload_known_extensions": False})
     con.execute("SET enable_progress_bar = false")
-    installed = {n for n, i in con.execute("SELECT extension_name, installed FROM duckdb_extensions()").fetchall()
-                 if i}
+    _install(con, target, [n for n in names if n not in _installed(con)])
     for name in names:
-        if name not in installed:
+        try:
+            con.execute(f"LOAD {name}")
+        except duckdb.Error:
+            # another process may be installing it right now (listed, not yet complete): wait for it, else reinstall
+            _install(con, target, [name], force=True)
+            try:
+                con.execute(f"LOAD {name}")
+            except duckdb.Error as exc:
+                raise LakeError(f"cannot load the DuckDB extension {name}: {_first_line(exc)} ({EXTRA})") from None
+    return con
+
+
+def _install(con: "duckdb.DuckDBPyConnection", target: Path, names: list[str], force: bool = False) -> None:
+    """INSTALL these from their wheels, one process at a time (a second one would LOAD a half-copied file)."""
+    import duckdb
+
+    from ..store.lock import FileLock
+
+    if not names:
+        return
+    with FileLock(str(target / "install.lock"), timeout=120):
+        for name in names if force else [n for n in names if n not in _installed(con)]:
             path = extension_file(name)
             try:
-                con.execute(f"INSTALL '{_literal(str(path))}'")
+                con.execute(f"{'FORCE ' if force else ''}INSTALL '{_literal(str(path))}'")
             except duckdb.Error as exc:
                 raise LakeError(f"cannot install the DuckDB extension {name} from {path}: {_first_line(exc)} "
                                 f"(the wheel must match duckdb {duckdb.__version__}: {EXTRA})") from None
-        try:
-            con.execute(f"LOAD {name}")
-        except duckdb.Error as exc:
-            raise LakeError(f"cannot load the DuckDB extension {name}: {_first_line(exc)} ({EXTRA})") from None
-    return con
+
+
+def _installed(con: "duckdb.DuckDBPyConnection") -> set[str]:
+    return {n for n, i in con.execute("SELECT extension_name, installed FROM duckdb_extensions()").fetchall() if i}
 
 
 def _literal(s: str) -> str:
