@@ -92,8 +92,9 @@ def test_two_gateways_keep_a_shared_chat_apart(tmp_path, lake):
         _push(a, lake, "gamma")
 
 
-def _env(data_dir: Path) -> dict[str, str]:
-    return {**os.environ, "EVENTLOG_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO)}
+def _env(data_dir: Path, home: Path | None = None) -> dict[str, str]:
+    env = {**os.environ, "EVENTLOG_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO)}
+    return env if home is None else {**env, "HOME": str(home)}
 
 
 def test_concurrent_pushes_in_processes_add_each_line_once(tmp_path, lake, _extensions_dir):
@@ -101,7 +102,9 @@ def test_concurrent_pushes_in_processes_add_each_line_once(tmp_path, lake, _exte
     build_root(a, days=4)
     build_root(b, days=4, text="other")
     cmd = [sys.executable, "-m", "eventlog", "lake", "push", "--catalog", lake[0], "--data", lake[1], "--json"]
-    procs = [subprocess.Popen(cmd + ["--root", str(r), "--gateway", g], env=_env(_extensions_dir),
+    home = tmp_path / "home"
+    home.mkdir()
+    procs = [subprocess.Popen(cmd + ["--root", str(r), "--gateway", g], env=_env(_extensions_dir, home),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for r, g in ((a, "one"), (a, "one"), (b, "two"), (b, "two"))]
     outs = [p.communicate(timeout=300) for p in procs]
@@ -111,6 +114,16 @@ def test_concurrent_pushes_in_processes_add_each_line_once(tmp_path, lake, _exte
     assert query(*lake, "SELECT gateway, count(*), count(DISTINCT (file, line)), count(DISTINCT id) FROM lake.lines "
                         "GROUP BY ALL ORDER BY ALL") == [("one", 24, 24, 24), ("two", 24, 24, 24)]
     assert query(*lake, "SELECT gateway, count(*) FROM lake.files GROUP BY ALL ORDER BY ALL") == [("one", 8), ("two", 8)]
+    assert list(home.iterdir()) == []  # no ~/.duckdb: the extensions live in the data dir
+    assert sorted(p.name for p in (_extensions_dir / "duckdb-extensions").iterdir()) == ["1.5.5"]
+
+
+def test_without_the_extra_it_is_one_line(monkeypatch):
+    from eventlog.lake import extensions
+
+    monkeypatch.setitem(extensions.WHEELS, "nosuch", "duckdb-extension-nosuch")  # a wheel that is not installed
+    with pytest.raises(LakeError, match=r"install openclaw-eventlog\[lake\]"):
+        extensions.extension_file("nosuch")
 
 
 _KILLER = """
