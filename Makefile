@@ -24,7 +24,7 @@ RUNTIME := eventlog/patches/openclaw/runtime
 VSTAMP := $(VENV)/.installed
 $(VSTAMP): pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
-	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test,bench]'
+	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test,bench,lake]'
 	touch $@
 
 venv: $(VSTAMP)
@@ -56,9 +56,11 @@ releases: venv node
 	PATH=$(NODE_BIN_DIR):$$PATH $(VPY) -m eventlog patch fetch --install $(OPENCLAW_PREVIOUS) >/dev/null
 
 # Wheels of every dependency (and setuptools), so the clean-venv install test builds and installs with --no-index.
+# The `lake` extra's DuckDB extension wheels too: extensions cannot be downloaded here, and these wheels exist only
+# for duckdb 1.5.5 (hence the pin), so `pip install --no-index '.[lake]'` from the wheelhouse works offline.
 $(WHEELHOUSE)/.complete: pyproject.toml | $(VSTAMP)
 	mkdir -p $(WHEELHOUSE)
-	$(VPY) -m pip wheel -q --disable-pip-version-check -w $(WHEELHOUSE) . setuptools
+	$(VPY) -m pip wheel -q --disable-pip-version-check -w $(WHEELHOUSE) '.[lake]' setuptools
 	rm -f $(WHEELHOUSE)/openclaw_eventlog-*.whl
 	touch $@
 

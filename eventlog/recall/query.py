@@ -210,7 +210,7 @@ def invalid_lines(con: "duckdb.DuckDBPyConnection", src: Sources, root: Path) ->
         f"SELECT file, count(*) FROM (\n{_lines_sql(root)}\n"
         "UNION ALL SELECT substr(filename, " + str(len(str(root)) + 2) + "), 0, content[-1:] FROM "
         "read_text(getvariable('el_jsonl')) WHERE content <> '' AND content[-1:] <> chr(10))\n"
-        "WHERE line = 0 OR NOT json_valid(body) OR body->>'id' IS NULL OR TRY_CAST(body->>'ts' AS TIMESTAMP) IS NULL\n"
+        "WHERE line = 0 OR NOT json_valid(body) OR json_extract_string(body, 'id') IS NULL OR TRY_CAST(json_extract_string(body, 'ts') AS TIMESTAMP) IS NULL\n"
         "GROUP BY ALL ORDER BY file"
     ).fetchall()
     return [(f, int(n)) for f, n in rows]
