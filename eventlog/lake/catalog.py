@@ -171,7 +171,10 @@ def gateway_lock(catalog: Catalog, gateway: str, timeout: float = 600.0) -> Iter
     key = int.from_bytes(hashlib.sha256(b"eventlog-lake-push\0" + gateway.encode()).digest()[:8], "big", signed=True)
     side = connect(("postgres_scanner",))
     try:
-        side.execute(f"ATTACH '{_literal(catalog.target)}' AS el_lock (TYPE postgres)")
+        # READ COMMITTED: the extension's default REPEATABLE READ would hold the lock transaction's snapshot for the
+        # whole push, and erase.scrub's VACUUM FULL would then keep every tuple deleted since (the erased text)
+        side.execute(f"ATTACH '{_literal(catalog.target)}' AS el_lock (TYPE postgres, "
+                     "ISOLATION_LEVEL 'READ COMMITTED')")
         side.execute("BEGIN")
         side.execute(f"CALL postgres_execute('el_lock', 'SELECT pg_advisory_xact_lock({key})')")
     except duckdb.Error as exc:
