@@ -25,6 +25,7 @@ the push lock. The steps, in order, and what each one removes:
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -102,12 +103,17 @@ def reset_stats(con: "duckdb.DuckDBPyConnection", lake: str, content_tables: Seq
             exprs = ", ".join(f'min("{c}"), max("{c}")' for _, c in cols)
             live = con.execute(f'SELECT {exprs} FROM {lake}.main."{table}"').fetchone() or ()
             con.execute("BEGIN")
-            for i, (cid, _) in enumerate(cols):
-                lo, hi = live[2 * i], live[2 * i + 1]
-                con.execute(f"UPDATE {meta}.ducklake_table_column_stats SET min_value = ?, max_value = ? "
-                            "WHERE table_id = ? AND column_id = ?",
-                            ["" if lo is None else _text(lo), "" if hi is None else _text(hi), row[0], cid])
-            con.execute("COMMIT")
+            try:
+                for i, (cid, _) in enumerate(cols):
+                    lo, hi = live[2 * i], live[2 * i + 1]
+                    con.execute(f"UPDATE {meta}.ducklake_table_column_stats SET min_value = ?, max_value = ? "
+                                "WHERE table_id = ? AND column_id = ?",
+                                ["" if lo is None else _text(lo), "" if hi is None else _text(hi), row[0], cid])
+                con.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):  # after a failed COMMIT there is no transaction left
+                    con.execute("ROLLBACK")
+                raise
             if _snapshot(con, lake) == before:  # nothing committed in between: the bounds cover every live row
                 n += len(cols)
                 break
