@@ -243,3 +243,30 @@ def test_a_sealed_file_missing_is_refused_and_a_chat_removed_whole_is_deleted(ro
     assert (r.files_deleted, r.lines_deleted, r.files_unchanged) == (2, 6, 2) and r.scrub is not None
     assert query(*lake, "SELECT DISTINCT chat FROM lake.lines") == [("42",)]
     assert b"canary-rm 43" not in data_bytes(lake[1]) and b"canary-rm 42" in data_bytes(lake[1])
+
+
+_KILL_BEFORE_SCRUB = """
+import os, sys
+from pathlib import Path
+from eventlog.lake import push as p
+from eventlog.lake.catalog import parse_catalog
+p.BEFORE_COMMIT.append(lambda what, n: os.kill(os.getpid(), 9) if what == "scrub" else None)
+p.push(Path(sys.argv[1]), parse_catalog(sys.argv[2]), sys.argv[3], "gw")
+"""
+
+
+def test_a_push_killed_before_its_scrub_leaves_the_scrub_to_the_next_push(root, lake, _extensions_dir):
+    build_root(root, chats=("42", "43"), days=2, text="canary-k9")
+    _push(root, lake, "gw")
+    r = run_cli("forget", "--chat", "42", "--reason", "asked", "--yes", "--root", str(root))
+    assert r.exit_code == 0, r.output
+    proc = subprocess.run([sys.executable, "-c", _KILL_BEFORE_SCRUB, str(root), lake[0], lake[1]],
+                          env=_env(_extensions_dir), capture_output=True, timeout=300)
+    assert proc.returncode == -9, proc.stderr
+    # the replacing batch committed, the old data files (with the erased text) are still under DATA
+    assert all("canary-k9 42" not in e for (e,) in query(*lake, "SELECT event FROM lake.lines"))
+    assert b"canary-k9 42" in data_bytes(lake[1])
+    again = _push(root, lake)
+    assert (again.files_read, again.lines_deleted) == (0, 0) and again.scrub is not None
+    assert b"canary-k9 42" not in data_bytes(lake[1])
+    assert _push(root, lake).scrub is None  # nothing pending any more

@@ -51,6 +51,17 @@ def scrub(con: "duckdb.DuckDBPyConnection", lake: str = "lake",
     return counts
 
 
+def pending(con: "duckdb.DuckDBPyConnection", lake: str = "lake") -> bool:
+    """Whether the lake still holds rows a DELETE ended: a delete file, an ended data file, or a file scheduled for
+    deletion. A push killed between its DELETE's commit and the scrub leaves this state, and the push's own count
+    of deleted lines is zero next time, so the next push asks the catalog instead."""
+    _name(lake)
+    meta = f"__ducklake_metadata_{lake}"
+    return bool(_sum(con, f"SELECT (SELECT count(*) FROM {meta}.ducklake_delete_file) "
+                          f"+ (SELECT count(*) FROM {meta}.ducklake_data_file WHERE end_snapshot IS NOT NULL) "
+                          f"+ (SELECT count(*) FROM {meta}.ducklake_files_scheduled_for_deletion)"))
+
+
 def flush(con: "duckdb.DuckDBPyConnection", lake: str, _tables: Sequence[str]) -> dict[str, int]:
     return {"flushed_rows": _sum(con, f"SELECT sum(rows_flushed) FROM ducklake_flush_inlined_data('{lake}')")}
 

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
 BATCH_FILES = 200  # day files per transaction: few snapshots for a first push, little redone after a kill
 BATCH_LINES = 100_000  # … or fewer, so one transaction's rows stay a few tens of MB in memory
-# Called with (what, n) before each COMMIT ("batch", 1…; "delete"; "head"): where a test kills a push between
-# transactions (as store/erased.py's BEFORE_PUBLISH drives a forget into a build).
+# Called with (what, n) before each COMMIT ("batch", 1…; "delete"; "head") and before the scrub ("scrub"): where a
+# test kills a push between transactions (as store/erased.py's BEFORE_PUBLISH drives a forget into a build).
 BEFORE_COMMIT: list[Callable[[str, int], None]] = []
 
 
@@ -127,10 +127,12 @@ def _attempt(root: Path, catalog: Catalog, data: str, gw: Gateway, local: dict[s
             report.transactions += 1
             _transaction(con, "delete", 1, delete)
             report.files_deleted, report.lines_deleted = len(gone), report.lines_deleted + n[0]
-        if report.lines_deleted:
-            from .erase import scrub
+        from . import erase
 
-            report.scrub = scrub(con, "lake", ("lines",))
+        if report.lines_deleted or erase.pending(con, "lake"):  # pending: a push killed before its scrub
+            for hook in BEFORE_COMMIT:
+                hook("scrub", 1)
+            report.scrub = erase.scrub(con, "lake", ("lines",))
         last = con.execute("SELECT head FROM lake.heads WHERE gateway = $g ORDER BY pushed_at DESC, head LIMIT 1",
                            {"g": gw.name}).fetchone()
         if report.head is not None and (last is None or last[0] != report.head):
