@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 from ..errors import BadEvent, EventlogError
 from . import dupids, schema
@@ -47,14 +47,14 @@ def ingest(log: EventLog, stream: IO[bytes], *, check: bool = False,
     limit = None
     if start is not None and not check:  # a regular file: validate all of it first, then write from where it began
         for first, lines in read_batches(stream):
-            numbers, events, bad = parse_prefix(first, lines)
+            numbers, checked, bad = parse_prefix(first, lines)
             try:
-                check_only(log.root, numbers, events, check_ids)
+                check_only(log.root, numbers, checked, check_ids)
             except BadEvent as exc:
                 bad = exc
             if bad:
                 raise BadEvent(f"{bad} (nothing was written: a file is written only if every line is valid)")
-            del events  # parsed only to be checked: a batch's objects are freed before the next is read
+            del checked  # parsed only to be checked: a batch's objects are freed before the next is read
         limit = stream.tell() - start  # what was validated: lines appended to the file meanwhile are not written
         stream.seek(start)
         check_ids.clear()
@@ -65,15 +65,16 @@ def ingest(log: EventLog, stream: IO[bytes], *, check: bool = False,
             # (`ids_only`); an error now can only be one the validation pass cannot see (a line that grows past
             # MAX_LINE with the fields the writer adds), and the lines before it are parsed again to be written
             numbers = [first + i for i, x in enumerate(lines) if x.strip()]
-            events = _Parsed(lines, first, numbers)
+            events: Iterable[dict[str, Any]] = _Parsed(lines, first, numbers)
             bad = None
         else:
-            numbers, events, bad = parse_prefix(first, lines)
-        if check:
-            check_only(log.root, numbers, events, check_ids)
-            if bad:
-                raise bad
-            continue
+            numbers, parsed, bad = parse_prefix(first, lines)
+            if check:
+                check_only(log.root, numbers, parsed, check_ids)
+                if bad:
+                    raise bad
+                continue
+            events = parsed
         while True:
             try:
                 result = log.append_many(events, ids_only=limit is not None)
