@@ -17,14 +17,14 @@ export EVENTLOG_NODE := $(NODE)
 export EVENTLOG_OPENCLAW_DIR := $(OPENCLAW_DIR)
 RUNTIME := eventlog/patches/openclaw/runtime
 
-.PHONY: venv node openclaw deps releases wheelhouse strace chromium lint test test-fast demo bench clean acorn mutate mutate-py mutate-js
+.PHONY: venv node openclaw deps releases wheelhouse strace chromium postgresql lint test test-fast demo bench clean acorn mutate mutate-py mutate-js
 
 # A stamp, not $(VPY): that is a symlink, and touching it would touch the interpreter it points to (so a changed
 # pyproject.toml was never installed into an existing venv).
 VSTAMP := $(VENV)/.installed
 $(VSTAMP): pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
-	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test,bench]'
+	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test,bench,lake]'
 	touch $@
 
 venv: $(VSTAMP)
@@ -56,9 +56,11 @@ releases: venv node
 	PATH=$(NODE_BIN_DIR):$$PATH $(VPY) -m eventlog patch fetch --install $(OPENCLAW_PREVIOUS) >/dev/null
 
 # Wheels of every dependency (and setuptools), so the clean-venv install test builds and installs with --no-index.
+# The `lake` extra's DuckDB extension wheels too: extensions cannot be downloaded here, and these wheels exist only
+# for duckdb 1.5.5 (hence the pin), so `pip install --no-index '.[lake]'` from the wheelhouse works offline.
 $(WHEELHOUSE)/.complete: pyproject.toml | $(VSTAMP)
 	mkdir -p $(WHEELHOUSE)
-	$(VPY) -m pip wheel -q --disable-pip-version-check -w $(WHEELHOUSE) . setuptools
+	$(VPY) -m pip wheel -q --disable-pip-version-check -w $(WHEELHOUSE) '.[lake]' setuptools
 	rm -f $(WHEELHOUSE)/openclaw_eventlog-*.whl
 	touch $@
 
@@ -79,6 +81,14 @@ chromium:
 	  { apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }; }; } || \
 	  { echo "make: the browser tests need Chromium: install it (apt-get install chromium chromium-driver) and run again" >&2; exit 2; }
 
+# The lake's tests (tests/pg_support.py) start a throwaway PostgreSQL cluster (initdb on a temp dir, 127.0.0.1 only) from
+# Debian's server binaries under /usr/lib/postgresql/<major>/bin; installed like strace when missing. The tests fail,
+# never skip, without them.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -q postgresql >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q postgresql >/dev/null; }; }; } || \
+	  { echo "make: the lake tests need the PostgreSQL server: install it (apt-get install postgresql) and run again" >&2; exit 2; }
+
 # Two pytest workers (pytest-xdist, the `test` extra) for test-fast, whose tests share nothing across processes. `test`
 # stays on one: its e2e tests share the session's gateways, and the grouping that would keep them on one worker
 # (`--dist loadgroup`) is a no-op with xdist 3.8.0 under pytest 9.2 (docs/testing.md "Two workers").
@@ -92,7 +102,7 @@ lint: venv
 
 # The node tests run with the venv first on PATH: the DLP twin tests start the project's Python (`python3 -c …`), which
 # must be the venv's, not whatever python3 the machine has.
-test: deps releases wheelhouse strace chromium acorn lint
+test: deps releases wheelhouse strace chromium postgresql acorn lint
 	$(VPY) -m pytest -q
 	PATH=$(CURDIR)/$(VENV)/bin:$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 
@@ -100,7 +110,8 @@ test: deps releases wheelhouse strace chromium acorn lint
 # installed openclaw package), slow (long, but guarding correctness: `test` runs them) and browser (the page in
 # headless Chromium: `test` installs Chromium and runs them; here, no Chromium is needed). The node tests all run:
 # tap.test.mjs needs grammY from the openclaw install (no gateway), hence `openclaw` here.
-test-fast: venv node openclaw strace acorn lint
+# The quick PostgreSQL-catalog tests run here too (one cluster per worker, ≈ 3 s to start), hence `postgresql`.
+test-fast: venv node openclaw strace postgresql acorn lint
 	$(VPY) -m pytest -q $(PYTEST_WORKERS) -m "not e2e and not slow and not openclaw and not browser"
 	PATH=$(CURDIR)/$(VENV)/bin:$(NODE_BIN_DIR):$$PATH $(NODE) --test $(RUNTIME)/test/
 

@@ -80,3 +80,7 @@ def corpus(corpus_dir, tmp_path) -> tuple[Path, dict]:
     for p in dst.rglob("*.jsonl"):
         os.utime(p, (old, old))
     return dst, summary
+
+
+# A throwaway PostgreSQL cluster for the lake's catalog (tests/pg_support.py): pg_cluster (session), pg_db, pg_catalog.
+from pg_support import pg_catalog, pg_cluster, pg_db  # noqa: E402, F401

@@ -35,6 +35,7 @@ ALLOWED: dict[str, set[str] | str] = {
     "ops": {"store", "recall", "search", "dlp"},
     "agent": {"search", "recall", "dlp", "store"},
     "web": {"store", "recall", "search", "dlp", "ops"},
+    "lake": {"store", "recall", "patchset"},  # patchset: its paths.data_dir (the one data-dir rule)
     "search": {"store"},
     "recall": {"store"},
     "dlp": {"store"},

@@ -3,6 +3,7 @@ limit; grep's regex budget is per command; import and append refuse deep nesting
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -78,6 +79,33 @@ def test_sql_stops_on_a_signal_inside_duckdb(root: Path, sig: int, code: int, sa
             p.wait()
     assert p.returncode == code and out == b""
     assert err.decode().splitlines() == [f"eventlog: {said}"]
+
+
+def test_no_thread_of_a_running_query_takes_the_signals(root: Path) -> None:
+    """Every thread of `eventlog sql` but the watcher blocks SIGINT and SIGTERM while the query runs; the watcher takes
+    them with sigtimedwait. duckdb 1.5 starts a thread when imported: imported before the mask was set (by duckdb_errors), that
+    thread took a SIGTERM and its default action killed the process (exit -15, not 143)."""
+    want = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+    p = subprocess.Popen([sys.executable, "-m", "eventlog", "sql", ENDLESS, "--root", str(root)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    try:
+        for _ in range(3000):  # the query runs: the mask is set, duckdb loaded, the watcher and its threads started
+            if p.poll() is not None or (_blocked(p.pid, signal.SIGTERM) and len(os.listdir(f"/proc/{p.pid}/task")) >= 3
+                                        and "duckdb" in Path(f"/proc/{p.pid}/maps").read_text()):
+                break
+            time.sleep(0.02)
+        time.sleep(0.5)  # DuckDB's worker threads, started by connect
+        assert p.poll() is None, p.stderr.read() if p.stderr else b""
+        masks = {}
+        for tid in os.listdir(f"/proc/{p.pid}/task"):
+            status = Path(f"/proc/{p.pid}/task/{tid}/status").read_text()
+            masks[tid] = int(next(x for x in status.splitlines() if x.startswith("SigBlk:")).split()[1], 16)
+        # the watcher's sigtimedwait unblocks the two while it waits (the kernel shows that mask): one thread, no more
+        open_to = [t for t, m in masks.items() if m & want != want]
+        assert len(masks) >= 3 and len(open_to) <= 1, {t: hex(m) for t, m in masks.items()}
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_regex_budget_is_per_command(tmp_path: Path) -> None:

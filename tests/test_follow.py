@@ -153,3 +153,27 @@ def test_the_watch_threads_leave_ctrl_c_to_the_main_thread(tmp_path) -> None:
         assert sig.pthread_sigmask(sig.SIG_BLOCK, set()) == mask
     finally:
         f.stop()
+
+
+def test_only_the_main_thread_of_tail_f_takes_ctrl_c(tmp_path) -> None:
+    """The whole `tail -f` process, not only the observer: every thread but the main one blocks SIGINT and SIGTERM.
+    A library that starts a thread when imported (duckdb 1.5 does: measured, one thread at `import duckdb`) would
+    take Ctrl-C from the main thread's wait if the tail path imported it; it does not import it."""
+    import signal as sig
+
+    root = tmp_path / "root"
+    EventLog(root, fsync="never").append(ev("1", "2026-11-01T10:00:00.000Z", "x"))
+    t = Tail(root)
+    try:
+        pid = t.p.pid
+        want = (1 << (sig.SIGINT - 1)) | (1 << (sig.SIGTERM - 1))
+        maps = Path(f"/proc/{pid}/maps").read_text()
+        assert "duckdb" not in maps
+        threads = sorted(int(x) for x in os.listdir(f"/proc/{pid}/task"))
+        assert len(threads) > 1, "no watch thread"
+        for tid in threads:
+            status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+            mask = int(next(x for x in status.splitlines() if x.startswith("SigBlk:")).split()[1], 16)
+            assert tid == pid or mask & want == want, (tid, hex(mask))
+    finally:
+        t.close()

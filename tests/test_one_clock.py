@@ -147,6 +147,20 @@ def test_sql_day_column_and_raw_sql_in_the_session_zone(midnight: Path) -> None:
     assert [json.loads(x) for x in r.output.splitlines()] == [{"day": "2026-12-01", "n": 2}]
 
 
+def test_sql_in_a_fixed_offset_zone(midnight: Path) -> None:
+    """`--tz +03:00` (and a half-hour offset) reached DuckDB as `GMT+03:00`, a name DuckDB 1.5's ICU does not know:
+    exit 2. A whole-hour offset is the Etc/GMT zone (signs inverted), +05:30 a zone that keeps it."""
+    q = "SELECT day, strftime(ts AT TIME ZONE 'UTC', '%H:%M') || ' ' || (date_part('timezone', ts AT TIME ZONE 'UTC') // 60) AS local FROM messages ORDER BY ts"
+    for tz, want in [("+03:00", [("2026-12-01", "22:00 180"), ("2026-12-02", "00:30 180")]),
+                     ("-03:00", [("2026-12-01", "16:00 -180"), ("2026-12-01", "18:30 -180")]),
+                     ("+05:30", [("2026-12-02", "00:30 330"), ("2026-12-02", "03:00 330")])]:
+        r = run("sql", q, "--tz", tz, "--json", "--root", str(midnight))
+        assert r.exit_code == 0, (tz, r.output)
+        assert [(x["day"], x["local"]) for x in map(json.loads, r.output.splitlines())] == want, tz
+    r = run("sql", q, "--tz", "+02:15", "--json", "--root", str(midnight))  # no zone keeps it: one line, exit 2
+    assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1 and "+02:15" in r.stderr
+
+
 def test_config_tz_key_and_its_order(seconds: Path) -> None:
     """The zone is --tz, else $EVENTLOG_TZ, else the config file's `tz`, else the system's."""
     (seconds / "config.toml").write_text('tz = "Asia/Tokyo"\n')

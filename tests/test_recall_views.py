@@ -74,3 +74,22 @@ def test_export_formats(log, tmp_path):
     assert r.exit_code == 2 and "inside the log root" in r.stderr
     r = run("export", "--chat", "-100", "--since", "2026-11", "-o", str(tmp_path / "empty.jsonl"), "--root", str(log))
     assert r.exit_code == 1
+
+
+def test_no_view_uses_the_json_arrow_operator(log):
+    """DuckDB 1.5 parses `->>` looser than AND/OR/NOT: `NOT json_valid(body) OR body->>'id' IS NULL` became
+    `(NOT json_valid(body) OR body) ->> …` (a cast of every line to BOOL: `eventlog sql` failed on any log). The SQL
+    the package writes spells json_extract_string instead: the views as --explain prints them, and every string
+    literal in eventlog/ that is not a docstring."""
+    import io
+    import tokenize
+    from pathlib import Path
+
+    explain = run("sql", "SELECT 1", "--explain", "--root", str(log)).stdout
+    assert "CREATE VIEW messages" in explain and "->>" not in explain
+    for path in Path(__file__).resolve().parents[1].joinpath("eventlog").rglob("*.py"):
+        for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
+            if tok.type == tokenize.STRING and "->>" in tok.string and not tok.string.startswith(('"""', "'''")):
+                raise AssertionError(f"{path}:{tok.start[0]}: `->>` in SQL")
+    # the extracted fields still come out: a sender id, a reply link (outbound, from the payload)
+    assert sql(log, "SELECT count(*) AS n FROM messages WHERE sender_id = 1 OR reply_to_message_id = 5")[0]["n"] == 2

@@ -54,3 +54,32 @@ def test_zone_sources(monkeypatch):
 def test_utc_days_cover_the_period():
     p = when.period("2026-12-01", MSK)
     assert when.utc_days(p.start, p.end) == (z("2026-11-30T00:00:00Z").date(), z("2026-12-01T00:00:00Z").date())
+
+
+def test_fixed_offsets_have_names_duckdb_knows():
+    """DuckDB 1.5's ICU knows no `GMT+03:00` (what duckdb_name gave): each whole-hour offset maps to its Etc/GMT zone
+    (POSIX signs: +03:00 is Etc/GMT-3) and each half-hour one in STEADY_ZONES to a zone DuckDB shows at that offset."""
+    import duckdb
+    from datetime import timedelta
+
+    con = duckdb.connect()
+    offsets = [h * 60 for h in range(-12, 15) if h] + list(when.STEADY_ZONES)
+    for mins in offsets:
+        name = when.duckdb_name(timezone(timedelta(minutes=mins)))
+        assert name is not None and not name.startswith("GMT"), mins
+        con.execute("SET TimeZone = $z", {"z": name})
+        shown = con.execute("SELECT date_part('timezone', TIMESTAMPTZ '2026-06-01 00:00:00+00')").fetchone()[0]
+        assert shown == mins * 60, (mins, name, shown)
+
+
+def test_steady_zones_kept_their_offset():
+    """The half-hour zones stand in for a fixed offset only if they never moved: every month 1990-2037, no DST."""
+    from datetime import timedelta
+    from zoneinfo import ZoneInfo
+
+    for mins, key in when.STEADY_ZONES.items():
+        tz = ZoneInfo(key)
+        for year in range(1990, 2038):
+            for month in range(1, 13):
+                t = datetime(year, month, 15, 12, tzinfo=timezone.utc).astimezone(tz)
+                assert t.utcoffset() == timedelta(minutes=mins) and not t.dst(), (key, t)

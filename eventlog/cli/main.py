@@ -122,6 +122,7 @@ COMMANDS = {
     "index": "search", "search": "search",
     "doctor": "doctor",
     "serve": "serve",
+    "lake": "lake",
 }
 COMMAND_MODULES = [f"eventlog.cli.{m}" for m in dict.fromkeys(COMMANDS.values())]
 

@@ -92,13 +92,17 @@ def connect(scope: Scope, src: Sources | None = None, memory_limit: str | None =
 
 @contextmanager
 def duckdb_errors() -> Iterator[None]:
-    """DuckDB raises while binding views, executing, and lazily while results are fetched: one clean error each."""
-    import duckdb
+    """DuckDB raises while binding views, executing, and lazily while results are fetched: one clean error each.
+    Does not import duckdb itself: `bounded` must be the first to (see there)."""
+    import sys
 
     try:
         yield
-    except duckdb.Error as exc:
-        raise QueryError(_one_line(exc)) from None
+    except Exception as exc:
+        duckdb = sys.modules.get("duckdb")
+        if duckdb is not None and isinstance(exc, duckdb.Error):
+            raise QueryError(_one_line(exc)) from None
+        raise
 
 
 class Guard:
@@ -118,6 +122,9 @@ def bounded(timeout_s: float = 0) -> Iterator[Guard]:
     sigs = {signal.SIGINT, signal.SIGTERM}
     main = threading.current_thread() is threading.main_thread()
     old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs) if main else None
+    # duckdb 1.5 starts a thread when imported (measured): imported here, under the mask, that thread blocks the
+    # signals too. Imported before (once by duckdb_errors), it took SIGTERM, whose default action killed the process.
+    import duckdb  # noqa: F401
     stop, guard = threading.Event(), Guard()
     why: list[int] = []  # the signal that stopped the query, or 0 for the deadline
     deadline = time.monotonic() + timeout_s if timeout_s else None
@@ -210,7 +217,7 @@ def invalid_lines(con: "duckdb.DuckDBPyConnection", src: Sources, root: Path) ->
         f"SELECT file, count(*) FROM (\n{_lines_sql(root)}\n"
         "UNION ALL SELECT substr(filename, " + str(len(str(root)) + 2) + "), 0, content[-1:] FROM "
         "read_text(getvariable('el_jsonl')) WHERE content <> '' AND content[-1:] <> chr(10))\n"
-        "WHERE line = 0 OR NOT json_valid(body) OR body->>'id' IS NULL OR TRY_CAST(body->>'ts' AS TIMESTAMP) IS NULL\n"
+        "WHERE line = 0 OR NOT json_valid(body) OR json_extract_string(body, 'id') IS NULL OR TRY_CAST(json_extract_string(body, 'ts') AS TIMESTAMP) IS NULL\n"
         "GROUP BY ALL ORDER BY file"
     ).fetchall()
     return [(f, int(n)) for f, n in rows]

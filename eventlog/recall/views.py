@@ -85,10 +85,10 @@ def _lines_sql(root: Path, var: str = "el_jsonl") -> str:
 # The message a message replies to: inbound from the update (`reply_to_message`), outbound from the payload
 # (`reply_to_message_id`, or Bot API 7's `reply_parameters`), imported from the top-level field. An erased
 # `raw`/`payload` ({"c": …}) yields NULL.
-_REPLY_TO = ("coalesce(TRY_CAST(raw->'message'->'reply_to_message'->>'message_id' AS BIGINT), "
-             "TRY_CAST(raw->'edited_message'->'reply_to_message'->>'message_id' AS BIGINT), "
-             "TRY_CAST(payload->>'reply_to_message_id' AS BIGINT), "
-             "TRY_CAST(payload->'reply_parameters'->>'message_id' AS BIGINT), reply_to_message_id)")
+_REPLY_TO = ("coalesce(TRY_CAST(json_extract_string(raw, '$.message.reply_to_message.message_id') AS BIGINT), "
+             "TRY_CAST(json_extract_string(raw, '$.edited_message.reply_to_message.message_id') AS BIGINT), "
+             "TRY_CAST(json_extract_string(payload, 'reply_to_message_id') AS BIGINT), "
+             "TRY_CAST(json_extract_string(payload, '$.reply_parameters.message_id') AS BIGINT), reply_to_message_id)")
 IS_EDIT = ("coalesce(update_type IN ('edited_message', 'edited_channel_post') "
             "OR method IN ('editMessageText', 'editMessageCaption'), false)")
 # The Telegram chat object of an inbound update, whichever kind of update it is.
@@ -109,12 +109,18 @@ _BOT = "(CASE WHEN direction = 'out' THEN outcome->'from' END)"
 
 def _str(expr: str) -> str:
     """A JSON string value as text; NULL for anything else (an erased field's {"c": …}, a number, an object)."""
-    return f"CASE WHEN json_type({expr}) = 'VARCHAR' THEN nullif({expr}->>'$', '') END"
+    return f"CASE WHEN json_type({expr}) = 'VARCHAR' THEN nullif(json_extract_string({expr}, '$'), '') END"
 
 
 def _user_name(user: str) -> str:
     """A Bot API User's display name, as the tap writes `from.name`: first and last name."""
-    return f"nullif(trim(concat_ws(' ', {user}->>'first_name', {user}->>'last_name')), '')"
+    return f"nullif(trim(concat_ws(' ', json_extract_string({user}, 'first_name'), json_extract_string({user}, 'last_name'))), '')"
+
+
+def _text(obj: str, key: str) -> str:
+    """`obj->>'key'`, spelled as the function: DuckDB 1.5 parses `->>` looser than AND/OR/NOT (`a OR j->>'k' IS NULL`
+    is `(a OR j) ->> …`), so no view uses the operator (tests/test_recall_views.py checks)."""
+    return f"json_extract_string({obj}, '{key}')"
 
 
 def _get(obj: str, *keys: str) -> str:
@@ -126,31 +132,32 @@ def _get(obj: str, *keys: str) -> str:
 # `forward_origin` (Bot API 7) or the older `forward_from` / `forward_sender_name` / `forward_from_chat`.
 _FORWARD_FROM = ("coalesce(" + ", ".join((
     _str(_get("forward", "from")), _str(_get("forward", "saved_from")),
-    _user_name(_get(_MSG, "forward_origin", "sender_user")), _get(_MSG, "forward_origin") + "->>'sender_user_name'",
-    _get(_MSG, "forward_origin", "sender_chat") + "->>'title'", _get(_MSG, "forward_origin", "chat") + "->>'title'",
-    _user_name(_get(_MSG, "forward_from")), _MSG + "->>'forward_sender_name'",
-    _get(_MSG, "forward_from_chat") + "->>'title'")) + ")")
+    _user_name(_get(_MSG, "forward_origin", "sender_user")), _text(_get(_MSG, "forward_origin"), "sender_user_name"),
+    _text(_get(_MSG, "forward_origin", "sender_chat"), "title"), _text(_get(_MSG, "forward_origin", "chat"), "title"),
+    _user_name(_get(_MSG, "forward_from")), _text(_MSG, "forward_sender_name"),
+    _text(_get(_MSG, "forward_from_chat"), "title"))) + ")")
 
 
 # The outbound calls whose versions make up one reply: a send, and the edits of the message it sent.
 _REPLY_METHODS = tuple(["sendMessage", "editMessageText", "editMessageCaption"] + sorted(render.SEND_MEDIA))
 
 
-def _messages() -> str:
+def _messages(g: str = "") -> str:
     """The `messages` view: each message event's fields, live and imported alike (docs/recall.md). Row-local on purpose:
     a window or a join over the scope to resolve people would hold every selected column of every row in memory, or
-    scan the scope twice, for every query."""
+    scan the scope twice, for every query. `g`: "gateway, " in the lake (eventlog/lake/sql.py), else empty."""
     own = (
-        "SELECT ts, channel, chat_id, coalesce(account, 'default') AS account, direction, event, message_id,\n"
-        f"    update_type, TRY_CAST({_FROM}->>'id' AS BIGINT) AS from_id, {_str(_get(_FROM, 'name'))} AS from_name,\n"
-        f"    {_str(_get(_FROM, 'username'))} AS from_username, TRY_CAST({_FROM}->>'is_bot' AS BOOLEAN) AS from_is_bot,\n"
-        f"    TRY_CAST({_BOT}->>'id' AS BIGINT) AS bot_id, {_str(_get(_BOT, 'name'))} AS bot_name,\n"
+        f"SELECT {g}ts, channel, chat_id, coalesce(account, 'default') AS account, direction, event, message_id,\n"
+        f"    update_type, TRY_CAST({_text(_FROM, 'id')} AS BIGINT) AS from_id, {_str(_get(_FROM, 'name'))} AS from_name,\n"
+        f"    {_str(_get(_FROM, 'username'))} AS from_username, TRY_CAST({_text(_FROM, 'is_bot')} AS BOOLEAN) AS from_is_bot,\n"
+        f"    TRY_CAST({_text(_BOT, 'id')} AS BIGINT) AS bot_id, {_str(_get(_BOT, 'name'))} AS bot_name,\n"
         f"    {_str(_get(_BOT, 'username'))} AS bot_username,\n"
         f"    text, media_type, {render.media_marker_sql('media_type', _MSG)} AS media, method,\n"
-        "    CAST(outcome->>'ok' AS BOOLEAN) AS ok, dlp->>'action' AS dlp_action, duplicate,\n"
+        "    CAST(json_extract_string(outcome, 'ok') AS BOOLEAN) AS ok, json_extract_string(dlp, 'action') AS dlp_action,"
+        " duplicate,\n"
         f"    {_REPLY_TO} AS reply_to_message_id, {_FORWARD_FROM} AS forward_from,\n"
         f"    {IS_EDIT} AS is_edit,\n"
-        f"    CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(payload->>'message_id' AS BIGINT), message_id) END"
+        f"    CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(json_extract_string(payload, 'message_id') AS BIGINT), message_id) END"
         " AS edits_message_id,\n"
         f"    CASE WHEN {IS_EDIT} THEN ts ELSE edited_ts END AS edited_ts, source, id, file, line\n"
         f"  FROM (SELECT *, {render.media_type_sql(_MSG)} AS media_type FROM events\n"
@@ -161,7 +168,7 @@ def _messages() -> str:
         f"  FROM ({own})")
     return (
         "CREATE VIEW messages AS\n"
-        "SELECT ts, channel, chat_id, account, direction, event, message_id, update_type,\n"
+        f"SELECT {g}ts, channel, chat_id, account, direction, event, message_id, update_type,\n"
         "  coalesce(sender_name, sender_username, CAST(sender_id AS VARCHAR)) AS sender,\n"
         "  sender_id, sender_name, sender_username, is_bot, text, media, media_type, method, ok, dlp_action,\n"
         "  duplicate, reply_to_message_id, forward_from, is_edit, edits_message_id, edited_ts, source,\n"
@@ -170,17 +177,84 @@ def _messages() -> str:
         f"FROM ({sender})")
 
 
+def event_columns_sql() -> str:
+    """The `events` view's columns from `e` (a row json_transform'ed from `body`, the line's text)."""
+    unpack = ", ".join(f"e.{q(c)} AS {q(c)}" for c, _ in EVENT_COLUMNS + HISTORY_COLUMNS)
+    # An erased text (store format v2: {"c": "<hash>"}) is NULL, as in Parquet — never the commitment's JSON.
+    return unpack.replace('e."text" AS "text"', "CASE WHEN left(e.\"text\", 1) = '{' AND json_type(body, '$.text') "
+                          "<> 'VARCHAR' THEN NULL ELSE e.\"text\" END AS \"text\"")
+
+
+def events_struct() -> str:
+    """The json_transform structure of a log line."""
+    return _struct_json(EVENT_COLUMNS + HISTORY_COLUMNS)
+
+
+def derived_views(gateway: bool = False) -> dict[str, str]:
+    """messages, edits, replies and chats over `events`; with `gateway` (the lake) every row, join and group keeps
+    its gateway, so a chat id two gateways share stays two chats."""
+    g, e, join = ("gateway, ", "e.gateway, e.", "o.gateway = e.gateway AND ") if gateway else ("", "e.", "")
+    views = {"messages": _messages(g)}
+    # Every edit beside the message it edits; an imported message that was edited (the export keeps only its last
+    # version) is one edit whose original text is unknown.
+    views["edits"] = (
+        "CREATE VIEW edits AS\n"
+        f"SELECT {e}channel, e.chat_id, e.account, e.edits_message_id AS message_id, e.ts AS edited_ts, e.direction,\n"
+        "  coalesce(e.method, e.update_type) AS via, e.text AS new_text, o.ts AS original_ts, o.text AS original_text,\n"
+        f"  row_number() OVER (PARTITION BY {e}channel, e.chat_id, e.account, e.edits_message_id ORDER BY e.ts, e.id)"
+        " AS version,\n"
+        "  e.id\n"
+        f"FROM messages e LEFT JOIN messages o ON {join}o.channel = e.channel AND o.chat_id = e.chat_id"
+        " AND o.account = e.account\n"
+        "  AND o.message_id = e.edits_message_id AND NOT o.is_edit\n"
+        "WHERE e.is_edit\n"
+        "UNION ALL\n"
+        f"SELECT {g}channel, chat_id, account, message_id, edited_ts, direction, source AS via, text AS new_text,\n"
+        "  ts AS original_ts, CAST(NULL AS VARCHAR) AS original_text, CAST(1 AS BIGINT) AS version, id\n"
+        "FROM messages WHERE NOT is_edit AND edited_ts IS NOT NULL"
+    )
+    # What the bot said: each outbound message once, with the text of its last version (a streamed reply is a
+    # sendMessage and the editMessageText previews that followed it).
+    views["replies"] = (
+        "CREATE VIEW replies AS\n"
+        f"SELECT {g}channel, chat_id, account, coalesce(edits_message_id, message_id) AS message_id, min(ts) AS ts,\n"
+        "  max(ts) AS final_ts, arg_max(text, (ts, id)) FILTER (WHERE text IS NOT NULL) AS text,\n"
+        "  arg_max(media, (ts, id)) FILTER (WHERE media IS NOT NULL) AS media,\n"
+        "  count(*) AS versions, arg_min(reply_to_message_id, (ts, id)) AS reply_to_message_id,\n"
+        "  any_value(sender) AS sender, any_value(sender_id) AS sender_id, any_value(source) AS source,\n"
+        "  arg_min(id, (ts, id)) AS id\n"
+        "FROM messages\n"
+        f"WHERE direction = 'out' AND event = 'message:sent' AND coalesce(ok, true)\n"
+        f"  AND (method IS NULL OR method IN {_REPLY_METHODS!r})\n"
+        f"GROUP BY {g}channel, chat_id, account, coalesce(edits_message_id, message_id), "
+        "CASE WHEN coalesce(edits_message_id, message_id) IS NULL THEN id END"
+    )
+    views["chats"] = (
+        "CREATE VIEW chats AS\n"
+        f"SELECT {g}channel, chat_id, account,\n"
+        "  arg_max(type, ts) FILTER (WHERE type IS NOT NULL) AS type,\n"
+        "  arg_max(title, ts) FILTER (WHERE title IS NOT NULL) AS title,\n"
+        "  arg_max(json_extract_string(c, 'username'), ts) FILTER (WHERE json_extract_string(c, 'username') IS NOT NULL) AS username,\n"
+        "  min(ts) AS first_seen, max(ts) AS last_seen,\n"
+        "  count(*) FILTER (WHERE direction = 'in') AS received, count(*) FILTER (WHERE direction = 'out') AS sent,\n"
+        "  count(*) AS events\n"
+        f"FROM (SELECT {g}channel, chat_id, coalesce(account, 'default') AS account, ts, direction, {_CHAT_OBJ} AS c,\n"
+        f"    coalesce(json_extract_string(c, 'type'), {render.sql_case('chat_type', _CHAT_TYPES, 'chat_type')}) AS type,\n"
+        f"    coalesce(json_extract_string(c, 'title'), CASE WHEN action IN {_TITLE_ACTIONS!r} THEN {_str('title')} END) AS title\n"
+        "  FROM events WHERE channel <> 'system')\n"
+        f"GROUP BY {g}channel, chat_id, account"
+    )
+    return views
+
+
 def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
     """The CREATE VIEW statements (name → SQL), exactly as `--explain` prints them."""
     parts: list[str] = []
     if src.jsonl:
-        unpack = ", ".join(f"e.{q(c)} AS {q(c)}" for c, _ in EVENT_COLUMNS + HISTORY_COLUMNS)
-        # An erased text (store format v2: {"c": "<hash>"}) is NULL, as in Parquet — never the commitment's JSON.
-        unpack = unpack.replace('e."text" AS "text"', "CASE WHEN left(e.\"text\", 1) = '{' AND json_type(body, '$.text') "
-                                "<> 'VARCHAR' THEN NULL ELSE e.\"text\" END AS \"text\"")
+        unpack = event_columns_sql()
         parts.append(
             f"SELECT {unpack}, file, line FROM (\n"
-            f"  SELECT file, line, body, json_transform(body, '{_struct_json(EVENT_COLUMNS + HISTORY_COLUMNS)}') AS e\n"
+            f"  SELECT file, line, body, json_transform(body, '{events_struct()}') AS e\n"
             f"  FROM ({_lines_sql(scope.root)}) WHERE json_valid(body))\n"
             "WHERE e.id IS NOT NULL AND e.ts IS NOT NULL" + _bounds_where(scope, "e.ts").replace(" WHERE ", " AND ")
         )
@@ -197,60 +271,11 @@ def view_sql(scope: Scope, src: Sources) -> dict[str, str]:
         parts.append("SELECT " + ", ".join(f"CAST(NULL AS {t}) AS {q(c)}" for c, t in EVENT_COLUMNS + HISTORY_COLUMNS)
                      + ", CAST(NULL AS VARCHAR) AS file, CAST(NULL AS INTEGER) AS line WHERE false")
     views = {"events": "CREATE VIEW events AS\n" + "\nUNION ALL\n".join(parts)}
-    views["messages"] = _messages()
-    # Every edit beside the message it edits; an imported message that was edited (the export keeps only its last
-    # version) is one edit whose original text is unknown.
-    views["edits"] = (
-        "CREATE VIEW edits AS\n"
-        "SELECT e.channel, e.chat_id, e.account, e.edits_message_id AS message_id, e.ts AS edited_ts, e.direction,\n"
-        "  coalesce(e.method, e.update_type) AS via, e.text AS new_text, o.ts AS original_ts, o.text AS original_text,\n"
-        "  row_number() OVER (PARTITION BY e.channel, e.chat_id, e.account, e.edits_message_id ORDER BY e.ts, e.id)"
-        " AS version,\n"
-        "  e.id\n"
-        "FROM messages e LEFT JOIN messages o ON o.channel = e.channel AND o.chat_id = e.chat_id"
-        " AND o.account = e.account\n"
-        "  AND o.message_id = e.edits_message_id AND NOT o.is_edit\n"
-        "WHERE e.is_edit\n"
-        "UNION ALL\n"
-        "SELECT channel, chat_id, account, message_id, edited_ts, direction, source AS via, text AS new_text,\n"
-        "  ts AS original_ts, CAST(NULL AS VARCHAR) AS original_text, CAST(1 AS BIGINT) AS version, id\n"
-        "FROM messages WHERE NOT is_edit AND edited_ts IS NOT NULL"
-    )
-    # What the bot said: each outbound message once, with the text of its last version (a streamed reply is a
-    # sendMessage and the editMessageText previews that followed it).
-    views["replies"] = (
-        "CREATE VIEW replies AS\n"
-        "SELECT channel, chat_id, account, coalesce(edits_message_id, message_id) AS message_id, min(ts) AS ts,\n"
-        "  max(ts) AS final_ts, arg_max(text, (ts, id)) FILTER (WHERE text IS NOT NULL) AS text,\n"
-        "  arg_max(media, (ts, id)) FILTER (WHERE media IS NOT NULL) AS media,\n"
-        "  count(*) AS versions, arg_min(reply_to_message_id, (ts, id)) AS reply_to_message_id,\n"
-        "  any_value(sender) AS sender, any_value(sender_id) AS sender_id, any_value(source) AS source,\n"
-        "  arg_min(id, (ts, id)) AS id\n"
-        "FROM messages\n"
-        f"WHERE direction = 'out' AND event = 'message:sent' AND coalesce(ok, true)\n"
-        f"  AND (method IS NULL OR method IN {_REPLY_METHODS!r})\n"
-        "GROUP BY channel, chat_id, account, coalesce(edits_message_id, message_id), "
-        "CASE WHEN coalesce(edits_message_id, message_id) IS NULL THEN id END"
-    )
-    views["chats"] = (
-        "CREATE VIEW chats AS\n"
-        f"SELECT channel, chat_id, account,\n"
-        "  arg_max(type, ts) FILTER (WHERE type IS NOT NULL) AS type,\n"
-        "  arg_max(title, ts) FILTER (WHERE title IS NOT NULL) AS title,\n"
-        "  arg_max(c->>'username', ts) FILTER (WHERE c->>'username' IS NOT NULL) AS username,\n"
-        "  min(ts) AS first_seen, max(ts) AS last_seen,\n"
-        "  count(*) FILTER (WHERE direction = 'in') AS received, count(*) FILTER (WHERE direction = 'out') AS sent,\n"
-        "  count(*) AS events\n"
-        f"FROM (SELECT channel, chat_id, coalesce(account, 'default') AS account, ts, direction, {_CHAT_OBJ} AS c,\n"
-        f"    coalesce(c->>'type', {render.sql_case('chat_type', _CHAT_TYPES, 'chat_type')}) AS type,\n"
-        f"    coalesce(c->>'title', CASE WHEN action IN {_TITLE_ACTIONS!r} THEN {_str('title')} END) AS title\n"
-        "  FROM events WHERE channel <> 'system')\n"
-        "GROUP BY channel, chat_id, account"
-    )
+    views.update(derived_views())
     for view, columns in DLP_COLUMNS.items():
         if view in src.dlp:
             # an alert keeps what is derived from the secret in its payload (eventlog/dlp/alerts.py), older ones on top
-            unpack = ", ".join(f"coalesce(e.{q(c)}, e.payload->>'{c}') AS {q(c)}" if c in ("fingerprint", "masked")
+            unpack = ", ".join(f"coalesce(e.{q(c)}, json_extract_string(e.payload, '{c}')) AS {q(c)}" if c in ("fingerprint", "masked")
                                else f"e.{q(c)} AS {q(c)}" for c, _ in columns)
             views[view] = (f"CREATE VIEW {view} AS SELECT {unpack}, line FROM (SELECT line, json_transform(body, "
                            f"'{_struct_json(columns)}') AS e FROM ({_lines_sql(scope.root, 'el_' + view)}) "

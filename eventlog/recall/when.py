@@ -83,9 +83,17 @@ def _system_zone() -> tzinfo:
         return timezone.utc
 
 
+# Fixed offsets that are not whole hours have no Etc/GMT zone; each of these IANA zones has kept exactly that offset,
+# without daylight saving, since 1990 at least (tests/test_when.py checks them against the zone database).
+STEADY_ZONES = {330: "Asia/Kolkata", 345: "Asia/Kathmandu", 270: "Asia/Kabul", 390: "Asia/Yangon",
+                570: "Australia/Darwin", -570: "Pacific/Marquesas"}
+
+
 def duckdb_name(tz: tzinfo) -> str | None:
-    """The zone as DuckDB's TimeZone setting takes it (an IANA name, or ICU's GMT±hh:mm for a fixed offset); None
-    when it has no name DuckDB knows (a zone file without a key)."""
+    """The zone as DuckDB's TimeZone setting takes it: an IANA name; for a fixed offset of whole hours the Etc/GMT
+    zone (POSIX signs: +03:00 is Etc/GMT-3), for a half-hour one a zone that has kept it (STEADY_ZONES). DuckDB 1.5's
+    ICU knows no `GMT+03:00`. None when there is no name (a zone file without a key); an offset with neither name
+    comes back as `GMT±hh:mm`, which DuckDB refuses (query.connect: one line, exit 2)."""
     key = getattr(tz, "key", None)
     if isinstance(key, str) and key != "localtime":
         return key
@@ -94,8 +102,13 @@ def duckdb_name(tz: tzinfo) -> str | None:
         return None
     if not off:
         return "UTC"
-    mins = int(abs(off).total_seconds()) // 60
-    return f"GMT{'-' if off < timedelta(0) else '+'}{mins // 60:02d}:{mins % 60:02d}"
+    signed = int(off.total_seconds()) // 60 if off > timedelta(0) else -(int(-off.total_seconds()) // 60)
+    if signed % 60 == 0 and -12 * 60 <= signed <= 14 * 60:
+        return f"Etc/GMT{'-' if signed > 0 else '+'}{abs(signed) // 60}"
+    if signed in STEADY_ZONES:
+        return STEADY_ZONES[signed]
+    mins = abs(signed)
+    return f"GMT{'-' if signed < 0 else '+'}{mins // 60:02d}:{mins % 60:02d}"
 
 
 def _named(name: str, what: str) -> tzinfo:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 from ..errors import BadEvent, EventlogError
 from . import dupids, schema
@@ -23,9 +23,11 @@ from .writer import EventLog
 
 CHUNK = 1 << 20
 # A regular file is validated whole before anything is written, so its batches need not follow read()s: larger ones
-# share each chat's once-per-batch work (the lock of the day an earlier batch wrote, the seal stream's write and fsync,
-# the head's checkpoint) among more day files. 8 MiB of lines: ≈ 8,000 events, ≈ 40 MB of them prepared in memory.
-FILE_CHUNK = 8 << 20
+# share each chat's once-per-batch work (the day an earlier batch wrote and its lock, the listing of the chat's unsealed
+# days, the seal stream's lock, write and fsync, the head's checkpoint) among more day files. A year of 200 chats in
+# time order holds ≈ 40 events of each chat per 8 MiB. 32 MiB of lines: ≈ 32,000 events; the writer keeps only their
+# encoded lines (`ids_only`), ≈ 3–4 KB an event of this shape against ≈ 10 KB as parsed and prepared objects.
+FILE_CHUNK = 32 << 20
 
 
 def _ignore(_: Any) -> None:
@@ -42,34 +44,46 @@ def ingest(log: EventLog, stream: IO[bytes], *, check: bool = False,
     check_ids: dict[str, dict[str, int]] = {}
     start = file_offset(stream)
     chunk = CHUNK
+    limit = None
     if start is not None and not check:  # a regular file: validate all of it first, then write from where it began
         for first, lines in read_batches(stream):
-            numbers, events, bad = parse_prefix(first, lines)
+            numbers, checked, bad = parse_prefix(first, lines)
             try:
-                check_only(log.root, numbers, events, check_ids)
+                check_only(log.root, numbers, checked, check_ids)
             except BadEvent as exc:
                 bad = exc
             if bad:
                 raise BadEvent(f"{bad} (nothing was written: a file is written only if every line is valid)")
+            del checked  # parsed only to be checked: a batch's objects are freed before the next is read
+        limit = stream.tell() - start  # what was validated: lines appended to the file meanwhile are not written
         stream.seek(start)
         check_ids.clear()
         chunk = FILE_CHUNK
-    for first, lines in read_batches(stream, chunk):
-        numbers, events, bad = parse_prefix(first, lines)
-        if check:
-            check_only(log.root, numbers, events, check_ids)
-            if bad:
-                raise bad
-            continue
+    for first, lines in read_batches(stream, chunk, limit):
+        if limit is not None:
+            # validated: each line is parsed as the writer takes it, and nothing but its encoded form is kept
+            # (`ids_only`); an error now can only be one the validation pass cannot see (a line that grows past
+            # MAX_LINE with the fields the writer adds), and the lines before it are parsed again to be written
+            numbers = [first + i for i, x in enumerate(lines) if x.strip()]
+            events: Iterable[dict[str, Any]] = _Parsed(lines, first, numbers)
+            bad = None
+        else:
+            numbers, parsed, bad = parse_prefix(first, lines)
+            if check:
+                check_only(log.root, numbers, parsed, check_ids)
+                if bad:
+                    raise bad
+                continue
+            events = parsed
         while True:
             try:
-                result = log.append_many(events)
+                result = log.append_many(events, ids_only=limit is not None)
                 break
             except BadEvent as exc:
                 if exc.index is None:
                     raise
                 bad = BadEvent(f"stdin line {numbers[exc.index]}: {exc}")
-                numbers, events = numbers[:exc.index], events[:exc.index]  # write the good lines before it
+                numbers, events = numbers[:exc.index], list(events)[:exc.index]  # write the good lines before it
             except (OSError, EventlogError) as exc:
                 if getattr(exc, "written", None):
                     on_written(exc.written)  # type: ignore[union-attr]
@@ -85,14 +99,35 @@ def ingest(log: EventLog, stream: IO[bytes], *, check: bool = False,
     return written
 
 
-def read_batches(stream: IO[bytes], chunk: int = CHUNK) -> Iterator[tuple[int, list[bytes]]]:
+class _Parsed:
+    """The validated lines of one batch as events, parsed one at a time as the writer iterates (so each parsed object
+    can go once it is encoded); iterated again (after an error) it parses them again."""
+
+    def __init__(self, lines: list[bytes], first: int, numbers: list[int]) -> None:
+        self.lines, self.first, self.numbers = lines, first, numbers
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        parse, lines, first = schema.parse_line, self.lines, self.first
+        return (parse(lines[n - first]) for n in self.numbers)
+
+
+def read_batches(stream: IO[bytes], chunk: int = CHUNK, limit: int | None = None
+                 ) -> Iterator[tuple[int, list[bytes]]]:
     """Yield (first line number, [complete lines]): the complete lines one read() delivered (the group commit of
-    fsync "batch"). A line longer than MAX_LINE raises BadEvent after the lines before it were yielded."""
+    fsync "batch"). A line longer than MAX_LINE raises BadEvent after the lines before it were yielded. `limit`: read
+    no more than this many bytes."""
     carry = b""
     lineno = 1
     read = getattr(stream, "read1", stream.read)  # read1: what one read() returns, no waiting for a full chunk
+    left = limit
     while True:
-        data = read(chunk)
+        if left is not None:
+            if left <= 0:
+                break
+            data = read(min(chunk, left))
+            left -= len(data)
+        else:
+            data = read(chunk)
         if not data:
             break
         parts = (carry + data).split(b"\n")
@@ -137,7 +172,7 @@ def check_only(root: Path, numbers: list[int], events: list[dict[str, Any]],
     new: dict[str, dict[str, int]] = {}
     for n, ev in zip(numbers, events, strict=True):
         try:
-            p = schema.prepare(ev)
+            p = schema.prepare(ev, fill=False)
         except BadEvent as exc:
             raise BadEvent(f"stdin line {n}: {exc}") from None
         if "id" in ev:

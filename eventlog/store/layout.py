@@ -59,6 +59,7 @@ def locations(root: Path) -> list[tuple[str, Path]]:
         ("tap-state", root / "tap"),  # the runtime tap's seen update ids per account (duplicate marking)
         ("tail-cursors", root / "state" / "cursors"),  # eventlog tail --cursor NAME
         ("search-index", root / "index"),  # eventlog index / search: derived, rebuildable
+        ("lake-gateway", root / "state" / "lake-gateway"),  # eventlog lake push: this root's gateway name and id
     ]
 
 

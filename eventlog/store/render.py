@@ -140,7 +140,7 @@ def sql_case(expr: str, table: dict[str, str], default: str) -> str:
 
 def media_type_sql(msg: str) -> str:
     """The SQL twin of `media_type` over the events view's columns; `msg` is the inbound message object (MESSAGE_SQL)."""
-    imp = "(media->>'media_type')"
+    imp = "json_extract_string(media, 'media_type')"
     return ("CASE WHEN json_type(media->'media_type') = 'VARCHAR' AND " + imp + " <> '' THEN "
             + sql_case(imp, IMPORT_MEDIA, imp) + " "
             + " ".join(f"WHEN ({msg}->'{f}') IS NOT NULL THEN '{f}'" for f in MEDIA_FIELDS)
@@ -149,9 +149,9 @@ def media_type_sql(msg: str) -> str:
 
 def media_marker_sql(kind: str, msg: str) -> str:
     """The SQL twin of `media_marker`, given the media type column `kind`."""
-    emoji = ("nullif(coalesce(CASE WHEN json_type(media->'sticker_emoji') = 'VARCHAR' THEN media->>'sticker_emoji' END, "
-             f"CASE {kind} " + " ".join(f"WHEN '{k}' THEN {msg}->'{k}'->>'emoji'" for k in EMOJI_MEDIA)
-             + " END, payload->>'emoji'), '')")
+    emoji = ("nullif(coalesce(CASE WHEN json_type(media->'sticker_emoji') = 'VARCHAR' THEN json_extract_string(media, 'sticker_emoji') END, "
+             f"CASE {kind} " + " ".join(f"WHEN '{k}' THEN json_extract_string({msg}, '$.{k}.emoji')" for k in EMOJI_MEDIA)
+             + " END, json_extract_string(payload, 'emoji')), '')")
     return (f"CASE WHEN {kind} IS NOT NULL THEN '[' || replace({kind}, '_', ' ') || coalesce(CASE WHEN {kind} IN "
             f"{EMOJI_MEDIA!r} THEN ' ' || {emoji} END, '') || ']' END")
 

@@ -167,8 +167,9 @@ def check_account(value: Any) -> str:
                        "account must match [a-z0-9_][a-z0-9_-]{0,63} (OpenClaw's account id)")
 
 
-def prepare(event: Any) -> dict[str, Any]:
-    """Validate an input event and fill `v` and `id` (the writer fills `prev`). Returns a new dict.
+def prepare(event: Any, fill: bool = True) -> dict[str, Any]:
+    """Validate an input event and fill `v` and `id` (the writer fills `prev`). Returns a new dict. `fill=False`
+    validates only: no id or salt is made (a validation pass that writes nothing needs neither).
 
     The hot path of every append: names seen before (kinds, channels, chats, calendar days) are set lookups, and the
     checks are inline rather than a call each."""
@@ -185,10 +186,12 @@ def prepare(event: Any) -> dict[str, Any]:
     salt = out.pop("salt", None)
     if not CONTENT.isdisjoint(out):  # content present: the line keeps a salt (a valid given one is kept, like an id)
         if salt is None:
-            salt = new_salt()
+            if fill:
+                out["salt"] = new_salt()
         elif not isinstance(salt, str) or not SALT_RE.fullmatch(salt):
             raise BadEvent("salt must be 32 lowercase hex characters")
-        out["salt"] = salt
+        else:
+            out["salt"] = salt
     kind = out["event"]
     if kind.__class__ is not str or kind not in _ok_kinds:
         if not isinstance(kind, str) or not EVENT_RE.fullmatch(kind):
@@ -211,7 +214,7 @@ def prepare(event: Any) -> dict[str, Any]:
     if "id" in out:
         if not isinstance(out["id"], str) or not ULID_RE.fullmatch(out["id"]):
             raise BadEvent(f"id must be a ULID (26 Crockford base32 characters): {str(out['id'])[:40]!r}")
-    else:
+    elif fill:
         out["id"] = new_id()
     return out
 

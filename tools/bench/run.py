@@ -48,6 +48,7 @@ BENCHES = {
     "locomo": ([PY, "tools/bench/locomo.py"], ["--modes", "default,bm25,tool", "--regression-modes", "default,bm25"]),
     "search_cold": ([PY, "tools/bench/search_cold.py"], ["--large", "10x30", "--runs", "1"]),
     "web": ([PY, "tools/bench/web.py"], ["--messages", "20000", "--runs", "5"]),
+    "lake": ([PY, "tools/bench/lake.py"], ["--days", "36", "--events", "30000", "--runs", "1"]),
 }
 
 
