@@ -46,9 +46,10 @@ VARIABLES: tuple[EnvVar, ...] = (
     EnvVar("EVENTLOG_OPERATOR", "Who a `log:erased` event names as the operator.", "the login name",
            "ops/forget.py"),
     EnvVar("EVENTLOG_DATA_DIR", "Where files written outside the root go: rebased manifests and diffs, the agent "
-           "plugin.", "`$XDG_DATA_HOME/openclaw-eventlog`", "patchset/paths.py, agent/install.py"),
+           "plugin, the lake's DuckDB extensions (`duckdb-extensions/<version>`).",
+           "`$XDG_DATA_HOME/openclaw-eventlog`", "patchset/paths.py, agent/install.py, lake/extensions.py"),
     EnvVar("XDG_DATA_HOME", "Base of the data dir when `$EVENTLOG_DATA_DIR` is unset.", "`~/.local/share`",
-           "patchset/paths.py, agent/install.py"),
+           "patchset/paths.py, agent/install.py, lake/extensions.py"),
     EnvVar("EVENTLOG_CACHE", "The cache: pinned Node, OpenClaw and acorn, release tarballs, wheels; the embedding "
            "model's derived tables (`model/`, rebuilt when missing or damaged).",
            "`$XDG_CACHE_HOME/openclaw-eventlog`", "toolchain.py, search/modelcache.py"),
