@@ -154,17 +154,92 @@ def rollback(con: "duckdb.DuckDBPyConnection") -> None:
         pass
 
 
+_LAKE_KEY = int.from_bytes(hashlib.sha256(b"eventlog-lake-stats").digest()[:8], "big", signed=True)
+
+
+class LakeLock:
+    """The lake-wide lock between every push's write transactions (shared) and a scrub's reset of the table
+    statistics (exclusive): DuckLake folds a commit's file statistics into the table's min/max as its transaction saw
+    them, so a push of another gateway that began before the reset and committed after it would write the erased
+    bounds back. SQLite: flock(2) on a file beside the catalog; PostgreSQL: a session-level advisory lock taken on
+    the push's side connection."""
+
+    def __init__(self, catalog: Catalog, side: "duckdb.DuckDBPyConnection | None" = None) -> None:
+        self.catalog = catalog
+        self.side = side
+
+    @property
+    def path(self) -> str:
+        return f"{self.catalog.target}.lake.lock"
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._held(False):
+            yield
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._held(True):
+            yield
+
+    def try_exclusive(self) -> bool:
+        """Whether the exclusive lock is free right now (taken and released at once): for tests and doctor."""
+        if self.side is None:
+            import fcntl
+            import os
+
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                return False
+            finally:
+                os.close(fd)  # closing the descriptor releases the lock
+        got = self.side.execute("SELECT * FROM postgres_query('el_lock', "
+                                f"'SELECT pg_try_advisory_lock({_LAKE_KEY})')").fetchone()
+        if got and got[0]:
+            self._pg(f"pg_advisory_unlock({_LAKE_KEY})")
+            return True
+        return False
+
+    @contextmanager
+    def _held(self, exclusive: bool) -> Iterator[None]:
+        if self.side is None:
+            import fcntl
+            import os
+
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+                yield
+            finally:
+                os.close(fd)
+            return
+        kind = "" if exclusive else "_shared"
+        self._pg(f"pg_advisory_lock{kind}({_LAKE_KEY})")
+        try:
+            yield
+        finally:
+            self._pg(f"pg_advisory_unlock{kind}({_LAKE_KEY})")
+
+    def _pg(self, call: str) -> None:
+        assert self.side is not None
+        self.side.execute(f"CALL postgres_execute('el_lock', 'SELECT {call}')")
+
+
 @contextmanager
-def gateway_lock(catalog: Catalog, gateway: str, timeout: float = 600.0) -> Iterator[None]:
+def gateway_lock(catalog: Catalog, gateway: str, timeout: float = 600.0) -> Iterator[LakeLock]:
     """One push per gateway at a time (DuckLake has no unique constraint: two pushes of one gateway would both add
     the same lines). SQLite: a lock file beside the catalog (the store's lock protocol). PostgreSQL: a
-    transaction-level advisory lock on a side connection, held until the push ends."""
+    transaction-level advisory lock on a side connection, held until the push ends. Yields the lake-wide lock
+    (LakeLock) on the same side connection."""
     if catalog.kind == "sqlite":
         from ..store.lock import FileLock
 
         name = hashlib.sha256(gateway.encode()).hexdigest()[:16]
         with FileLock(f"{catalog.target}.push-{name}.lock", timeout=timeout):
-            yield
+            yield LakeLock(catalog)
         return
     import duckdb
 
@@ -181,8 +256,7 @@ def gateway_lock(catalog: Catalog, gateway: str, timeout: float = 600.0) -> Iter
         side.close()
         raise LakeError(f"cannot reach the catalog {catalog.describe()}: {_first_line(exc)}") from None
     try:
-        yield
+        yield LakeLock(catalog, side)
     finally:
         rollback(side)
         side.close()
-

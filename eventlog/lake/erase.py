@@ -30,7 +30,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, ContextManager
 
 if TYPE_CHECKING:
     import duckdb
@@ -39,15 +39,20 @@ STAT_TYPES = ("varchar", "blob")  # the columns whose statistics are text (numbe
 STAT_ROUNDS = 5  # a push of another gateway committing between the read and the write: read and write again
 
 
-def scrub(con: "duckdb.DuckDBPyConnection", lake: str = "lake",
-          content_tables: Sequence[str] = ("lines",)) -> dict[str, int]:
+def scrub(con: "duckdb.DuckDBPyConnection", lake: str = "lake", content_tables: Sequence[str] = ("lines",),
+          exclusive: Callable[[], ContextManager[None]] | None = None) -> dict[str, int]:
     """Steps 1-6 above; counts of what each did: flushed rows, rewritten files, expired snapshots, removed files and
-    directories, reset statistics, vacuumed catalog tables."""
+    directories, reset statistics, vacuumed catalog tables. `exclusive` (the push's LakeLock.exclusive) is held
+    around the statistics reset, so no push's transaction spans it."""
     _name(lake)
     _catalog(con, lake)  # a lake attached under that name, or ValueError
     counts: dict[str, int] = {}
     for step in STEPS:
-        counts.update(step(con, lake, content_tables))
+        if step is stats and exclusive is not None:
+            with exclusive():
+                counts.update(step(con, lake, content_tables))
+        else:
+            counts.update(step(con, lake, content_tables))
     return counts
 
 

@@ -22,7 +22,7 @@ from ..store.head import CHECKPOINTS, read_checkpoints
 from ..store.layout import seal_streams
 from ..store.reader import Problem
 from . import schema
-from .catalog import Catalog, attach, gateway_lock, retrying, rollback
+from .catalog import Catalog, LakeLock, attach, gateway_lock, retrying, rollback
 from .extensions import LakeError
 from .source import (Gateway, SealedFile, damage_of, digest, resolve_gateway, sealed_bytes, sealed_files,
                      stat_key, store_gateway)
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 BATCH_FILES = 200  # day files per transaction: few snapshots for a first push, little redone after a kill
 BATCH_LINES = 100_000  # … or fewer, so one transaction's rows stay a few tens of MB in memory
-# Called with (what, n) before each COMMIT ("batch", 1…; "delete"; "head") and before the scrub ("scrub"): where a
+# Called with (what, n) before each COMMIT ("gateway"; "batch", 1…; "delete"; "head") and before the scrub ("scrub"): where a
 # test kills a push between transactions (as store/erased.py's BEFORE_PUBLISH drives a forget into a build).
 BEFORE_COMMIT: list[Callable[[str, int], None]] = []
 
@@ -68,9 +68,9 @@ def push(root: Path, catalog: Catalog, data: str, gateway: str | None = None, ba
     local = sealed_files(root)
     hashes = read_checkpoints(root)[1]
     report = PushReport(name, hashes[-1] if hashes else None, len(local))
-    with gateway_lock(catalog, name):
+    with gateway_lock(catalog, name) as lock:
         gw = resolve_gateway(root, name)  # again under the lock: a concurrent first push may have stored it
-        return retrying(lambda: _attempt(root, catalog, data, gw, local, report, batch_files, batch_lines))
+        return retrying(lambda: _attempt(root, catalog, data, gw, local, report, batch_files, batch_lines, lock))
 
 
 def _streams(root: Path) -> list[str]:
@@ -84,7 +84,7 @@ def refuse(problems: list[Problem]) -> None:
 
 
 def _attempt(root: Path, catalog: Catalog, data: str, gw: Gateway, local: dict[str, SealedFile],
-             report: PushReport, batch_files: int, batch_lines: int) -> PushReport:
+             report: PushReport, batch_files: int, batch_lines: int, lock: LakeLock) -> PushReport:
     """One whole try (the retry redoes it from the lake's committed state: everything before is idempotent)."""
     report.attempts += 1
     con = attach(catalog, data)
@@ -105,7 +105,7 @@ def _attempt(root: Path, catalog: Catalog, data: str, gw: Gateway, local: dict[s
             else:
                 todo.append((sf, key))  # type: ignore[arg-type]  # refuse() raised for None
         refuse([p for sf, _ in todo for p in damage_of(root, sf.rel, sf)])  # before anything ships
-        _register(con, root, gw, report)
+        _register(con, root, gw, report, lock)
         report.files_unchanged = unchanged
         batch: list[tuple[SealedFile, tuple[int, int]]] = []
         n_lines = 0
@@ -113,10 +113,10 @@ def _attempt(root: Path, catalog: Catalog, data: str, gw: Gateway, local: dict[s
             batch.append((sf, key))
             n_lines += sf.lines
             if len(batch) >= batch_files or n_lines >= batch_lines:
-                _ship(con, root, gw, batch, shipped, report)
+                _ship(con, root, gw, batch, shipped, report, lock)
                 batch, n_lines = [], 0
         if batch:
-            _ship(con, root, gw, batch, shipped, report)
+            _ship(con, root, gw, batch, shipped, report, lock)
         gone = sorted(rel for rel in shipped if rel not in local and not (root / rel).exists())
         if gone:
             n = [0]
@@ -125,18 +125,18 @@ def _attempt(root: Path, catalog: Catalog, data: str, gw: Gateway, local: dict[s
                 n[0] = _delete(con, gw, gone, {shipped[r][7] for r in gone})
 
             report.transactions += 1
-            _transaction(con, "delete", 1, delete)
+            _transaction(con, lock, "delete", 1, delete)
             report.files_deleted, report.lines_deleted = len(gone), report.lines_deleted + n[0]
         from . import erase
 
         if report.lines_deleted or erase.pending(con, "lake"):  # pending: a push killed before its scrub
             for hook in BEFORE_COMMIT:
                 hook("scrub", 1)
-            report.scrub = erase.scrub(con, "lake", ("lines",))
+            report.scrub = erase.scrub(con, "lake", ("lines",), exclusive=lock.exclusive)
         last = con.execute("SELECT head FROM lake.heads WHERE gateway = $g ORDER BY pushed_at DESC, head LIMIT 1",
                            {"g": gw.name}).fetchone()
         if report.head is not None and (last is None or last[0] != report.head):
-            _transaction(con, "head", 1, lambda: _record_head(con, gw, report))
+            _transaction(con, lock, "head", 1, lambda: _record_head(con, gw, report))
         return report
     except BaseException:
         rollback(con)
@@ -145,15 +145,19 @@ def _attempt(root: Path, catalog: Catalog, data: str, gw: Gateway, local: dict[s
         con.close()
 
 
-def _transaction(con: "duckdb.DuckDBPyConnection", what: str, n: int, body: Callable[[], None]) -> None:
-    con.execute("BEGIN")
-    body()
-    for hook in BEFORE_COMMIT:
-        hook(what, n)
-    con.execute("COMMIT")
+def _transaction(con: "duckdb.DuckDBPyConnection", lock: LakeLock, what: str, n: int, body: Callable[[], None]
+                 ) -> None:
+    """BEGIN … COMMIT under the lake-wide lock's shared side (a scrub's statistics reset takes the exclusive side)."""
+    with lock.shared():
+        con.execute("BEGIN")
+        body()
+        for hook in BEFORE_COMMIT:
+            hook(what, n)
+        con.execute("COMMIT")
 
 
-def _register(con: "duckdb.DuckDBPyConnection", root: Path, gw: Gateway, report: PushReport) -> None:
+def _register(con: "duckdb.DuckDBPyConnection", root: Path, gw: Gateway, report: PushReport, lock: LakeLock
+              ) -> None:
     """The gateway's row: the first push of a name claims it for this root; another root under it is refused."""
     row = con.execute("SELECT root_id FROM lake.gateways WHERE gateway = $g", {"g": gw.name}).fetchone()
     if row is not None:
@@ -162,15 +166,16 @@ def _register(con: "duckdb.DuckDBPyConnection", root: Path, gw: Gateway, report:
                             "--gateway NAME")
         return
     store_gateway(root, gw)  # the root keeps its name and id from its first push on
-    con.execute("BEGIN")
-    con.execute("INSERT INTO lake.gateways VALUES ($g, $id, $host, $ts)",
-                {"g": gw.name, "id": gw.root_id, "host": socket.gethostname(), "ts": _now()})
-    con.execute("COMMIT")
+    def insert() -> None:
+        con.execute("INSERT INTO lake.gateways VALUES ($g, $id, $host, $ts)",
+                    {"g": gw.name, "id": gw.root_id, "host": socket.gethostname(), "ts": _now()})
+
+    _transaction(con, lock, "gateway", 1, insert)
     report.transactions += 1
 
 
 def _ship(con: "duckdb.DuckDBPyConnection", root: Path, gw: Gateway, batch: list[tuple[SealedFile, tuple[int, int]]],
-          shipped: dict[str, tuple[Any, ...]], report: PushReport) -> None:
+          shipped: dict[str, tuple[Any, ...]], report: PushReport, lock: LakeLock) -> None:
     """One transaction: the batch's new files, its changed files' rows replaced, its re-stat'ed files' rows."""
     import pyarrow as pa
 
@@ -215,7 +220,7 @@ def _ship(con: "duckdb.DuckDBPyConnection", root: Path, gw: Gateway, batch: list
             con.unregister("el_files")
 
     report.transactions += 1
-    _transaction(con, "batch", report.transactions, body)
+    _transaction(con, lock, "batch", report.transactions, body)
     report.files_new += len(batch) - len(changed) - len(restat)
     report.files_replaced += len(changed)
     report.files_restat += len(restat)
