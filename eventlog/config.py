@@ -29,6 +29,17 @@ class Config:
         return self.values.get(key)
 
 
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The one data-dir rule — where files written outside the root go (rebased manifests and diffs, the agent plugin,
+    the lake's DuckDB extensions): $EVENTLOG_DATA_DIR, else $XDG_DATA_HOME/openclaw-eventlog, else
+    ~/.local/share/openclaw-eventlog (`~` expanded in both variables)."""
+    env = os.environ if env is None else env
+    if env.get("EVENTLOG_DATA_DIR"):
+        return Path(env["EVENTLOG_DATA_DIR"]).expanduser()
+    base = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else Path.home() / ".local" / "share"
+    return base / "openclaw-eventlog"
+
+
 def config_path(root: Path, env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     return Path(env["EVENTLOG_CONFIG"]).expanduser() if env.get("EVENTLOG_CONFIG") else root / "config.toml"

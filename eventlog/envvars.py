@@ -47,9 +47,9 @@ VARIABLES: tuple[EnvVar, ...] = (
            "ops/forget.py"),
     EnvVar("EVENTLOG_DATA_DIR", "Where files written outside the root go: rebased manifests and diffs, the agent "
            "plugin, the lake's DuckDB extensions (`duckdb-extensions/<version>`).",
-           "`$XDG_DATA_HOME/openclaw-eventlog`", "patchset/paths.py, agent/install.py, lake/extensions.py"),
+           "`$XDG_DATA_HOME/openclaw-eventlog`", "config.py"),
     EnvVar("XDG_DATA_HOME", "Base of the data dir when `$EVENTLOG_DATA_DIR` is unset.", "`~/.local/share`",
-           "patchset/paths.py, agent/install.py, lake/extensions.py"),
+           "config.py"),
     EnvVar("EVENTLOG_CACHE", "The cache: pinned Node, OpenClaw and acorn, release tarballs, wheels; the embedding "
            "model's derived tables (`model/`, rebuilt when missing or damaged).",
            "`$XDG_CACHE_HOME/openclaw-eventlog`", "toolchain.py, search/modelcache.py"),
@@ -63,7 +63,8 @@ VARIABLES: tuple[EnvVar, ...] = (
            "`eventlog/patches/openclaw/manifest.json`", "patchset/manifest.py"),
     EnvVar("OPENCLAW_CONFIG_PATH", "The gateway config `eventlog agent install` edits (after `--config`).",
            "`$OPENCLAW_STATE_DIR/openclaw.json`, else `~/.openclaw/openclaw.json`", "agent/install.py"),
-    EnvVar("EVENTLOG_EMBED_MODEL", "The embedding model of `eventlog search` / `index`.", "`use`",
+    EnvVar("EVENTLOG_EMBED_MODEL", "The embedding model of `eventlog search` / `index`: `use`; `e5` and `wl` (the "
+           "`bench` extra) for the evaluation (docs/search.md).", "`use`",
            "search/embed.py"),
     EnvVar("EVENTLOG_KEEP_VERIFY", "Non-empty: `patch rebase --verify` keeps its work directory.", "unset",
            "patchset/verify.py", "development"),

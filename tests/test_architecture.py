@@ -18,7 +18,7 @@ EVERYTHING = "*"
 # recall, search, dlp; agent → search, recall, dlp, store; search, recall, dlp → store; nothing → cli; store →
 # nothing of ours but errors) the explicit entries for the parts it does not name:
 # - errors, toolchain (Node discovery, pinned versions) and __init__ (the version) are leaves anyone may use;
-# - config (the TOML file and its env twins) reads nothing of ours but errors;
+# - config (the TOML file and its env twins, and the one data-dir rule) reads nothing of ours but errors;
 # - importers write history through the store, like the tap;
 # - smoke (the fake Telegram/LLM harness) needs only toolchain to start the gateway;
 # - patchset (applies the runtime tap to OpenClaw) → store (it records patch events in the log), smoke (its verify
@@ -33,15 +33,15 @@ ALLOWED: dict[str, set[str] | str] = {
     "cli": EVERYTHING,
     "__main__": {"cli"},
     "ops": {"store", "recall", "search", "dlp"},
-    "agent": {"search", "recall", "dlp", "store"},
+    "agent": {"search", "recall", "dlp", "store", "config"},  # config: data_dir, the one data-dir rule
     "web": {"store", "recall", "search", "dlp", "ops"},
-    "lake": {"store", "recall", "patchset"},  # patchset: its paths.data_dir (the one data-dir rule)
+    "lake": {"store", "recall", "config"},  # config: data_dir
     "search": {"store"},
     "recall": {"store"},
     "dlp": {"store"},
     "store": set(),
     "importers": {"store"},
-    "patchset": {"store", "smoke"},
+    "patchset": {"store", "smoke", "config"},  # config: data_dir
     "smoke": set(),
     "doctor": {"agent", "dlp", "patchset", "store", "config"},
     "config": set(),

@@ -177,3 +177,26 @@ def test_only_the_main_thread_of_tail_f_takes_ctrl_c(tmp_path) -> None:
             assert tid == pid or mask & want == want, (tid, hex(mask))
     finally:
         t.close()
+
+
+def test_watchdogs_stop_race_is_not_printed_but_its_other_errors_are(tmp_path) -> None:
+    """watchdog's inotify emitter logs "queue_events() called when the thread is inactive" when stop() wins a race
+    with its read (a CI run's `tail -f` printed it before `eventlog: interrupted`). The follower drops that one record;
+    any other error watchdog logs still reaches stderr through Python's last-resort handler. Run in a child so that
+    no logging set-up (pytest's own) hides what a plain `eventlog` process prints."""
+    root = tmp_path / "root"
+    EventLog(root, fsync="never").append(ev("1", "2026-11-01T10:00:00.000Z", "x"))
+    code = (
+        "import logging, sys\n"
+        "from pathlib import Path\n"
+        "from eventlog.recall.follow import Follower\n"
+        "f = Follower(Path(sys.argv[1]), lambda e: None)\n"
+        "f.start(); f.stop()\n"
+        "lg = logging.getLogger('watchdog.observers.inotify')\n"
+        "lg.error('InotifyEmitter.queue_events() called when the thread is inactive')\n"
+        "lg.error('some other inotify failure')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60,
+                       cwd=Path(__file__).parent.parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == ["some other inotify failure"], r.stderr

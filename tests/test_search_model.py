@@ -163,3 +163,24 @@ def test_projection_estimate_tracks_the_cosine() -> None:
     # 60 facts span at most 59 axes: 64 axes reconstruct them up to the codes' int8 step
     assert max(errs) < 0.02, max(errs)
     assert misses == 0
+
+
+def test_static_embeddings_load_from_the_wheel_without_a_download(tmp_path: Path, monkeypatch) -> None:
+    """`wl` (WordLlama's static embeddings, an evaluation model: `bench` extra) loads its weights and tokenizer from
+    the wheel itself: no request is made (0.4.0 would fetch the tokenizer from its hub) and nothing is cached under
+    HOME. Its vectors are L2-normalised and put a paraphrase nearer than an unrelated text."""
+    import requests
+
+    def no_network(*a, **k):
+        raise AssertionError(f"a request was made: {a}")
+
+    monkeypatch.setattr(requests, "get", no_network)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    embed._CACHE.pop("wl", None)
+    m = embed.load("wl")
+    assert (m.name, m.dim) == ("wl", 256)
+    v = m.encode(["I went hiking in the mountains with my sister", "we hiked up a mountain, my sister and I",
+                  "the quarterly invoice is overdue"])
+    assert v.shape == (3, 256) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.1
+    assert list(tmp_path.iterdir()) == []

@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..config import data_dir
 from ..errors import EventlogError
 from ..store.fsutil import replace_file
 
@@ -39,14 +40,6 @@ STATE_VERSION = 1
 
 class AgentInstallError(EventlogError):
     """The config cannot be edited safely (JSON5, not an object, changed under us) or a file cannot be written."""
-
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("EVENTLOG_DATA_DIR"):
-        return Path(env["EVENTLOG_DATA_DIR"]).expanduser()
-    base = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else Path.home() / ".local" / "share"
-    return base / "openclaw-eventlog"
 
 
 def resolve_config(config: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> tuple[Path, str]:

@@ -32,7 +32,7 @@ def extension_dir() -> Path:
     """Where the extensions are installed: `<data dir>/duckdb-extensions/<duckdb version>`."""
     import duckdb
 
-    from ..patchset.paths import data_dir  # the one data-dir rule ($EVENTLOG_DATA_DIR, else XDG)
+    from ..config import data_dir  # the one data-dir rule ($EVENTLOG_DATA_DIR, else XDG)
 
     return data_dir() / "duckdb-extensions" / duckdb.__version__
 

@@ -155,7 +155,7 @@ def _runtime_base(path: Path, source: str) -> Path:
     """Runtime paths in a manifest are relative to the `eventlog` package that ships them. A manifest in a project
     tree of its own (an ancestor holding `source`) uses that tree's runtime; rebased manifests in the data dir and
     anywhere else use the installed package's."""
-    from eventlog.patchset.paths import data_dir
+    from eventlog.config import data_dir
     resolved = path.resolve()
     if data_dir().resolve() in resolved.parents:
         return PACKAGE_ROOT

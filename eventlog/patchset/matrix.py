@@ -7,7 +7,7 @@ from typing import Any
 
 from eventlog.patchset.errors import PatchError
 from eventlog.patchset.manifest import Manifest
-from eventlog.patchset.paths import data_dir
+from eventlog.config import data_dir
 from eventlog.patchset.rebase import rebase
 
 

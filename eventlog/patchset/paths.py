@@ -8,21 +8,13 @@ else ``~/.local/share/openclaw-eventlog``, laid out like the shipped tree (``rel
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from ..config import data_dir  # the one data-dir rule
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]          # the installed `eventlog` package
 PATCH_DIR = PACKAGE_ROOT / "patches" / "openclaw"           # shipped: manifest.json, runtime/, releases/, diffs/
 DEFAULT_MANIFEST = PATCH_DIR / "manifest.json"
-
-
-def data_dir() -> Path:
-    """$EVENTLOG_DATA_DIR, else $XDG_DATA_HOME/openclaw-eventlog, else ~/.local/share/openclaw-eventlog."""
-    env = os.environ.get("EVENTLOG_DATA_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return Path(xdg if xdg else Path.home() / ".local" / "share") / "openclaw-eventlog"
 
 
 def release_manifest_candidates(version: str) -> list[Path]:

@@ -274,7 +274,7 @@ def _with_base(m: Manifest, raw: dict[str, Any], path: Path) -> Manifest:
 def write_release(pkg: Path, raw: dict[str, Any], m: Manifest, out_dir: Path | None) -> list[Path]:
     """<data dir>/releases/<v>/manifest.json and <data dir>/diffs/<v>/*.diff (or out_dir/manifest.json, out_dir/diffs/)."""
     from eventlog.patchset.diffs import render_diffs
-    from eventlog.patchset.paths import data_dir
+    from eventlog.config import data_dir
     version = raw["pinned"]
     mdir = out_dir or data_dir() / "releases" / version
     ddir = (out_dir / "diffs") if out_dir else data_dir() / "diffs" / version

@@ -73,13 +73,18 @@ def _extra(c: str, t: str) -> str:
     return f"TRY_CAST(json_extract_string(extra, '$.{c}') AS {t}) AS {q(c)}"
 
 
+def file_parts_sql(root: Path, var: str = "el_jsonl") -> str:
+    """Each JSONL file of `var` as (file: its relpath, parts: its content split at newlines). The last part (empty, or
+    a torn tail) is not a line. read_text + split instead of read_json: measured 0.27 ms per file against 0.54 ms for
+    read_json with explicit columns (the per-file cost dominates on a log of small day files)."""
+    return (f"SELECT substr(filename, {len(str(root)) + 2}) AS file, string_split(content, chr(10)) AS parts "
+            f"FROM read_text(getvariable('{var}'))")
+
+
 def _lines_sql(root: Path, var: str = "el_jsonl") -> str:
-    """Every complete line of the JSONL files with its file and line number. read_text + split instead of read_json:
-    measured 0.27 ms per file against 0.54 ms for read_json with explicit columns (the per-file cost dominates on a
-    log of small day files). The part after the last newline (empty, or a torn tail) is not a line."""
-    return (f"SELECT substr(filename, {len(str(root)) + 2}) AS file, unnest(range(1, len(parts))) AS line, "
-            "unnest(list_slice(parts, 1, len(parts) - 1)) AS body FROM (SELECT filename, "
-            f"string_split(content, chr(10)) AS parts FROM read_text(getvariable('{var}')))")
+    """Every complete line of the JSONL files with its file and line number."""
+    return ("SELECT file, unnest(range(1, len(parts))) AS line, unnest(list_slice(parts, 1, len(parts) - 1)) AS body "
+            f"FROM ({file_parts_sql(root, var)})")
 
 
 # The message a message replies to: inbound from the update (`reply_to_message`), outbound from the payload
@@ -101,7 +106,7 @@ _CHAT_TYPES = {"bot_chat": "private", "personal_chat": "private", "private_group
                "private_channel": "channel", "public_channel": "channel"}
 # Service records of an import that name the chat's title (a topic's title is not the chat's).
 _TITLE_ACTIONS = ("create_group", "edit_group_title", "create_channel")
-_MSG = render.MESSAGE_SQL
+_MSG = "msg"  # the inbound message object (render.MESSAGE_SQL), one column of the messages view's inner row
 _FROM = '"from"'
 # Who sent an outbound message, as the tap records it from Telegram's reply (the sent message's `from`: the bot).
 _BOT = "(CASE WHEN direction = 'out' THEN outcome->'from' END)"
@@ -160,8 +165,8 @@ def _messages(g: str = "") -> str:
         f"    CASE WHEN {IS_EDIT} THEN coalesce(TRY_CAST(json_extract_string(payload, 'message_id') AS BIGINT), message_id) END"
         " AS edits_message_id,\n"
         f"    CASE WHEN {IS_EDIT} THEN ts ELSE edited_ts END AS edited_ts, source, id, file, line\n"
-        f"  FROM (SELECT *, {render.media_type_sql(_MSG)} AS media_type FROM events\n"
-        f"    WHERE event IN {render.MESSAGE_EVENTS!r})")
+        f"  FROM (SELECT *, {render.media_type_sql(_MSG)} AS media_type FROM (SELECT *, {render.MESSAGE_SQL} AS {_MSG} FROM events\n"
+        f"    WHERE event IN {render.MESSAGE_EVENTS!r}))")
     sender = (
         "SELECT *, coalesce(from_id, bot_id) AS sender_id, coalesce(from_name, bot_name) AS sender_name,\n"
         "    coalesce(from_username, bot_username) AS sender_username, coalesce(from_is_bot, direction = 'out') AS is_bot\n"
@@ -193,25 +198,33 @@ def events_struct() -> str:
 def derived_views(gateway: bool = False) -> dict[str, str]:
     """messages, edits, replies and chats over `events`; with `gateway` (the lake) every row, join and group keeps
     its gateway, so a chat id two gateways share stays two chats."""
-    g, e, join = ("gateway, ", "e.gateway, e.", "o.gateway = e.gateway AND ") if gateway else ("", "e.", "")
+    g = "gateway, " if gateway else ""
     views = {"messages": _messages(g)}
     # Every edit beside the message it edits; an imported message that was edited (the export keeps only its last
-    # version) is one edit whose original text is unknown.
+    # version) is one edit whose original text is unknown. One scan of `messages`, not a join of it to itself: each
+    # scan of a year's 71,761 uncompacted day files holds ~150 MB outside DuckDB's memory limit (the join and the
+    # imported branch took `SELECT * FROM edits` to 719 MB there). A window over every message's key — the message it
+    # edits, else its own id — orders the original (not an edit) before its edits; it is the original only when it is
+    # one (first_value of a row that is not an edit). Several originals of one id (a duplicate delivery): the first by
+    # time, then id, once — the join repeated every edit per original.
+    k = "CASE WHEN is_edit THEN edits_message_id ELSE message_id END"
+    first = ("first_value(CASE WHEN NOT is_edit THEN {c} END) OVER (PARTITION BY " + g + "channel, chat_id, account, k"
+             " ORDER BY is_edit, ts, id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)")
     views["edits"] = (
         "CREATE VIEW edits AS\n"
-        f"SELECT {e}channel, e.chat_id, e.account, e.edits_message_id AS message_id, e.ts AS edited_ts, e.direction,\n"
-        "  coalesce(e.method, e.update_type) AS via, e.text AS new_text, o.ts AS original_ts, o.text AS original_text,\n"
-        f"  row_number() OVER (PARTITION BY {e}channel, e.chat_id, e.account, e.edits_message_id ORDER BY e.ts, e.id)"
-        " AS version,\n"
-        "  e.id\n"
-        f"FROM messages e LEFT JOIN messages o ON {join}o.channel = e.channel AND o.chat_id = e.chat_id"
-        " AND o.account = e.account\n"
-        "  AND o.message_id = e.edits_message_id AND NOT o.is_edit\n"
-        "WHERE e.is_edit\n"
-        "UNION ALL\n"
-        f"SELECT {g}channel, chat_id, account, message_id, edited_ts, direction, source AS via, text AS new_text,\n"
-        "  ts AS original_ts, CAST(NULL AS VARCHAR) AS original_text, CAST(1 AS BIGINT) AS version, id\n"
-        "FROM messages WHERE NOT is_edit AND edited_ts IS NOT NULL"
+        f"SELECT {g}channel, chat_id, account, k AS message_id, edited_ts, direction, via, new_text, original_ts,\n"
+        "  original_text,\n"
+        f"  CASE WHEN is_edit THEN row_number() OVER (PARTITION BY {g}channel, chat_id, account, k, is_edit"
+        " ORDER BY ts, id) ELSE 1 END AS version,\n"
+        "  id\n"
+        f"FROM (SELECT {g}channel, chat_id, account, k, is_edit, ts, id, direction, text AS new_text,\n"
+        "    CASE WHEN is_edit THEN ts ELSE edited_ts END AS edited_ts,\n"
+        "    CASE WHEN is_edit THEN coalesce(method, update_type) ELSE source END AS via,\n"
+        f"    CASE WHEN NOT is_edit THEN ts WHEN k IS NOT NULL THEN {first.format(c='ts')} END AS original_ts,\n"
+        f"    CASE WHEN is_edit AND k IS NOT NULL THEN {first.format(c='text')} END AS original_text\n"
+        f"  FROM (SELECT {g}channel, chat_id, account, is_edit, ts, id, direction, text, edited_ts, method, update_type,"
+        f" source, {k} AS k FROM messages))\n"
+        "WHERE is_edit OR edited_ts IS NOT NULL"
     )
     # What the bot said: each outbound message once, with the text of its last version (a streamed reply is a
     # sendMessage and the editMessageText previews that followed it).

@@ -3,12 +3,14 @@
 
     python tools/bench/search_ab.py --before /path/to/checkout-of-main [--after .] [--root ROOT]
                                     [--modes hybrid,vector,bm25] [--reps 2] [--refresh 0,1]
+    python tools/bench/search_ab.py [--after .] --modes hybrid --refresh 0 --reps 3   # one worker, running alone
 
 Two worker processes (PYTHONPATH = each checkout, OMP/OpenBLAS 1 thread) answer the bench's 15 queries (`reps`
 times each) alternately — the order flips every query — so both see the same machine load. Per mode: CPU p50 of each
 (time.process_time around `search()`), the ratio, and each worker's peak RSS (ru_maxrss; a worker runs every mode in
 turn, as the bench's one library process does). Every query's hits (ids and scores) are compared: the run prints how
-many differ. Modes: `name[:exhaustive][+days]` (`candidates=0`; `packs=False`). Default root: the bench's 1 M
+many differ. Without `--before`, one worker runs alone (its wall-clock p50 too: the estimates' second thread
+shows in CPU, not in wall time), nothing to compare. Modes: `name[:exhaustive][+days]` (`candidates=0`; `packs=False`). Default root: the bench's 1 M
 tiled index (read only; `--refresh 1` runs the freshness check, a no-op on a fresh index).
 A checkout of main: `git archive <commit> | tar -x -C /tmp/before`.
 """
@@ -39,17 +41,17 @@ for line in sys.stdin:
         from eventlog.search import pack
         pack.USE = False
         q = SearchQuery(req["q"], mode=req["mode"], limit=10, candidates=req["cand"])
-    c = time.process_time()
+    c, w = time.process_time(), time.perf_counter()
     r = search(root, q, refresh=req["refresh"])
-    c = time.process_time() - c
-    print(json.dumps({"cpu": c, "hits": [(h.id, h.score) for h in r.hits],
+    c, w = time.process_time() - c, time.perf_counter() - w
+    print(json.dumps({"cpu": c, "wall": w, "hits": [(h.id, h.score) for h in r.hits],
                       "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
 """
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--before", required=True)
+    ap.add_argument("--before", default=None, help="a checkout to compare with (else the --after tree alone)")
     ap.add_argument("--after", default=str(Path(__file__).resolve().parents[2]))
     ap.add_argument("--root", default=str(Path.home() / ".cache/openclaw-eventlog/bench-search/tiled-200x365"))
     ap.add_argument("--modes", default="hybrid,vector,bm25")
@@ -57,7 +59,7 @@ def main() -> int:
     ap.add_argument("--refresh", default="0,1")
     a = ap.parse_args()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    trees = {"before": a.before, "after": a.after}
+    trees = {"before": a.before, "after": a.after} if a.before else {"after": a.after}
     procs = {k: subprocess.Popen([sys.executable, "-c", WORKER, a.root], cwd=v, env={**env, "PYTHONPATH": v},
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for k, v in trees.items()}
 
@@ -75,26 +77,37 @@ def main() -> int:
             for k in trees:
                 ask(k, {**base, "q": QUERIES[0]})  # warm: imports, model, page cache
             cpu: dict[str, list[float]] = {k: [] for k in trees}
+            wall: list[float] = []
             rss: dict[str, float] = {}
             for i, q in enumerate(QUERIES * a.reps):
                 res = {k: ask(k, {**base, "q": q}) for k in (list(trees) if i % 2 == 0 else list(trees)[::-1])}
                 for k, r in res.items():
                     cpu[k].append(r["cpu"])
                     rss[k] = r["rss"]
+                wall.append(res["after"]["wall"])
+                if "before" not in res:
+                    continue
                 x, y = res["before"]["hits"], res["after"]["hits"]
                 total += 1
                 if [h[0] for h in x] != [h[0] for h in y] or \
                         any(abs(p[1] - q_[1]) > 1e-6 for p, q_ in zip(x, y, strict=True)):
                     differ += 1
                     print(f"DIFFER {mode} {q!r}", file=sys.stderr)
-            b, f = (statistics.median(cpu[k]) * 1e3 for k in ("before", "after"))
+            f = statistics.median(cpu["after"]) * 1e3
+            if "before" not in trees:
+                print(f"{mode:24s} refresh={int(refresh)} n={len(cpu['after'])} alone: CPU p50 {f:6.1f} ms  wall p50 "
+                      f"{statistics.median(wall) * 1e3:6.1f} ms  peak RSS {rss['after']:.0f} MB  (goal: hybrid ≤ 100 ms "
+                      f"p50 whole query, RSS < 500 MB)", flush=True)
+                continue
+            b = statistics.median(cpu["before"]) * 1e3
             print(f"{mode:24s} refresh={int(refresh)} n={len(cpu['after'])} CPU p50 before {b:6.1f} ms  after "
                   f"{f:6.1f} ms  ratio {f / b:.2f}  peak RSS before {rss['before']:.0f} MB after {rss['after']:.0f} MB"
                   f"  (goal: hybrid ≤ 100 ms p50 whole query, RSS < 500 MB)", flush=True)
     for p in procs.values():
         p.stdin.close()  # type: ignore[union-attr]
         p.wait()
-    print(f"queries whose hits differ: {differ} of {total}")
+    if a.before:
+        print(f"queries whose hits differ: {differ} of {total}")
     return 1 if differ else 0
 
 

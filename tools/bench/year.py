@@ -4,7 +4,7 @@ corpus (≈ 300,000 events over ≈ 72,000 day files), each beside a plain basel
 the corpus (time per event should be flat), with peak RSS; then `eventlog grep` against `rg` on the log they made.
 
     python tools/bench/year.py [--chats 200] [--days 360] [--events 300000] [--fsync batch] [--keep DIR]
-    python tools/bench/year.py --grep-log ROOT [--runs 3]     # only the grep case, on a log made before
+    python tools/bench/year.py --grep-log ROOT [--runs 3]     # only the read cases (grep, sql), on a log made before
 
 The corpus: a full-account Telegram Desktop export of `--chats` supergroups the bot is in (every fifth message the
 bot's, records as tools/gen_telegram_export.py writes them), each chat's messages at random times over `--days` days,
@@ -23,7 +23,9 @@ from GNU time's %M:
 - append: `eventlog append --fsync F --root R < lines.jsonl` (a regular file: validated whole, then written);
 - import: `eventlog import telegram-desktop EXPORT --bot-id B --fsync F --json --root R`;
 - grep: `eventlog grep --count-total NEEDLE` against `rg -c --no-config NEEDLE R/raw` on the appended log (answers
-  compared), after one warm-up run each.
+  compared), after one warm-up run each;
+- sql: `eventlog sql` of four queries over the views (messages, edits, replies, chats) against DuckDB reading every
+  day file once (`read_text`), after one warm-up run each, with peak RSS (goal < 500 MB).
 """
 from __future__ import annotations
 
@@ -205,6 +207,40 @@ def grep_case(log: Path, runs: int, rows: dict[str, dict[str, Any]]) -> bool:
     return ca == cb
 
 
+# `eventlog sql` on the appended log, each query beside the plain cost of DuckDB reading the same day files once
+# (read_text, the file list bound as the views bind it): the views' work over the scan, and peak RSS against the
+# goal (< 500 MB for any command on a year of chat).
+SQL_QUERIES = {
+    "messages": "SELECT * FROM messages ORDER BY ts, id LIMIT 2000",
+    "edits": "SELECT * FROM edits ORDER BY ALL LIMIT 5",
+    "replies": "SELECT chat_id, count(*) AS n FROM replies GROUP BY ALL ORDER BY n DESC LIMIT 5",
+    "chats": "SELECT * FROM chats ORDER BY events DESC LIMIT 5",
+}
+SCAN_BASELINE = """
+import glob, sys, duckdb, orjson
+files = sorted(glob.glob(sys.argv[1] + "/raw/**/*.jsonl", recursive=True))
+con = duckdb.connect(":memory:")
+con.execute("SET VARIABLE f = from_json($v, '[\\"VARCHAR\\"]')", {"v": orjson.dumps(files).decode()})
+print(con.execute("SELECT count(*), sum(length(content)) FROM read_text(getvariable('f'))").fetchone())
+"""
+
+
+def sql_case(log: Path, runs: int, rows: dict[str, dict[str, Any]]) -> bool:
+    """Each of SQL_QUERIES through `eventlog sql` against SCAN_BASELINE; whether every peak RSS is under 500 MB."""
+    base = measure("scan", [PY, "-c", SCAN_BASELINE, str(log)], runs)
+    ok = True
+    print(f"  sql, baseline: DuckDB reading every day file once (read_text) {base.median:.2f} s (CPU {base.cpu:.2f} s),"
+          f" peak RSS {base.rss_mb:.0f} MB", flush=True)
+    for name, q in SQL_QUERIES.items():
+        m = measure(f"sql-{name}", EVENTLOG + ["sql", q, "--root", str(log)], runs)
+        ok &= m.rss_mb < 500
+        print(f"  sql {name:<8} {m.median:6.2f} s (CPU {m.cpu:.2f} s) = {m.median / base.median:.1f}× the scan, peak RSS "
+              f"{m.rss_mb:.0f} MB (goal < 500 MB): {q}", flush=True)
+        rows[f"sql-{name}"] = {"wall_s": m.median, "cpu_s": m.cpu, "rss_mb": m.rss_mb, "scan_s": base.median,
+                               "scan_rss_mb": base.rss_mb, "query": q}
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--chats", type=int, default=200)
@@ -214,12 +250,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="grep: runs after one warm-up")
     ap.add_argument("--keep", type=Path, default=None, help="keep (and reuse) the corpus in this directory")
     ap.add_argument("--grep-log", type=Path, default=None,
-                    help="only the grep case, on this log (one a previous run's append made): no writes")
+                    help="only the read cases (grep, sql), on this log (one a previous run's append made): no writes")
     args = ap.parse_args(argv)
     compile_bytecode()  # every case starts as an installed package does: from bytecode
     if args.grep_log is not None:
         grep_rows: dict[str, dict[str, Any]] = {}
         ok = grep_case(args.grep_log, args.runs, grep_rows)
+        ok &= sql_case(args.grep_log, args.runs, grep_rows)
         print(json.dumps({"bench": "year", "rows": grep_rows}))
         return 0 if ok else 1
     tmp = Path(tempfile.mkdtemp(prefix="bench-year-", dir=os.environ.get("BENCH_TMP")))
@@ -277,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{a['wall_s'] / rows['baseline-locked100']['wall_s']:.1f}× (CPU "
                   f"{a['cpu_s'] / rows['baseline-locked100']['cpu_s']:.1f}×); peak RSS {a['rss_mb']:.0f} MB")
         ok = grep_case(log, args.runs, rows)
+        ok &= sql_case(log, args.runs, rows)
         print(json.dumps({"bench": "year", "fsync": args.fsync, "rows": rows}))
         return 0 if ok else 1
     finally:
