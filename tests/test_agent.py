@@ -47,7 +47,7 @@ def log(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
                payload={"parse_mode": "HTML"}),
            msg("111", "2026-11-29T09:00:00Z", f"my anthropic key is {key} keep it"),
            msg("111", "2026-11-29T09:01:00Z", "unrelated chatter about lunch"),
-           msg("222", "2026-11-29T11:00:00Z", "Bob's locker code is 7731")]
+           msg("222", "2026-11-29T11:00:00Z", "Bob's locker code is tangerine 7731")]
     ids = [w.append(e)["id"] for e in evs]
     return root, {"ids": ids, "key": key}
 
@@ -88,10 +88,10 @@ def test_search_ranks_redacts_and_records(log: tuple[Path, dict[str, Any]]) -> N
 def test_scope_comes_from_the_request_not_the_model(log: tuple[Path, dict[str, Any]]) -> None:
     root, _ = log
     out = handle({"tool": "search", "args": {"query": "locker", "scope": "all", "mode": "text"}, "chat": "111"}, root)
-    assert out["ok"] and out["hits"] == 0 and "only for the owner" in out["text"] and "7731" not in out["text"]
+    assert out["ok"] and out["hits"] == 0 and "only for the owner" in out["text"] and "tangerine" not in out["text"]
     out = handle({"tool": "search", "args": {"query": "locker", "scope": "all", "mode": "text"}, "chat": "111",
                   "all_allowed": True}, root)
-    assert out["hits"] == 1 and "7731" in out["text"] and "in all chats" in out["text"]
+    assert out["hits"] == 1 and "tangerine" in out["text"] and "in all chats" in out["text"]
     # no chat from the gateway: nothing is searched
     out = handle({"tool": "search", "args": {"query": "wifi", "chat": "111"}, "chat": None}, root)
     assert not out["ok"] and "no chat id" in out["text"]
@@ -104,7 +104,7 @@ def test_context_is_scoped_and_ordered(log: tuple[Path, dict[str, Any]]) -> None
     assert [ln.lstrip("> ").split("]")[0][1:] for ln in lines] == d["ids"][:4]  # across day files, in order
     assert lines[2].startswith("> ") and "[REDACTED:" in lines[2]
     out = handle({"tool": "context", "args": {"id": d["ids"][4]}, "chat": "111"}, root)
-    assert out["hits"] == 0 and "7731" not in out["text"]
+    assert out["hits"] == 0 and "tangerine" not in out["text"]
     out = handle({"tool": "context", "args": {"id": "not-an-id"}, "chat": "111"}, root)
     assert not out["ok"] and "not an event id" in out["text"]
 
@@ -457,8 +457,8 @@ def test_plugin_under_node(helper: bool, log: tuple[Path, dict[str, Any]], tmp_p
     assert s["name"] == "eventlog_search" and s["catalogMode"] == "direct-only" and s["hide"] is True
     assert s["required"] == ["query"] and "remember" in s["desc"] and "cannot see" in s["desc"].lower()
     assert s["details"]["ok"] and s["details"]["hits"] == 2 and s["scope"]["chat"] == "111"
-    assert "only for the owner" in s["text"] and "7731" not in s["text"]
-    assert allowed["scope"]["allAllowed"] and allowed["scope"]["chat"] == "222" and "7731" in allowed["text"]
+    assert "only for the owner" in s["text"] and "tangerine" not in s["text"]
+    assert allowed["scope"]["allAllowed"] and allowed["scope"]["chat"] == "222" and "tangerine" in allowed["text"]
     assert c["text"].splitlines()[1].startswith(f"> [{d['ids'][0]}]") and len(c["text"].splitlines()) == 3
     assert not other["details"]["ok"] and "no chat id" in other["text"]
     recs = [r for r in system_events(root) if r["event"] == "recall:query"]
