@@ -6,6 +6,18 @@ its canonical (sorted-key) encoding, and one SHA-256 per line for the chain. `wr
 else (no validation, no ids, no commitment form, no lock, no grouping into day files), so `floor / baseline` is the
 highest ratio any Python writer of this format can reach with hashlib and orjson, and `writer / floor` is how much of
 what is left the writer's own code costs.
+
+Variants of `write_floor`:
+- `"v2"`: the floor above.
+- `"per-line"`: the floor of a format that is not v2 (a proposal, issue 30 item 5): one keyed hash per line over all
+  its content fields together (their sorted-key encoding in one object) instead of one per field, plus the chain hash.
+  Erasing one field would then commit to the line's content as a whole.
+- `"minimum"`: the least a writer of v2 lines must do, as the floor leaves out three things every v2 line needs: an
+  id (a ULID), the previous line's chain hash inside the line (so the line is encoded with it, in sorted key order),
+  and the chain hash over the line's commitment form (the form encoded besides the line). It encodes through the
+  writer's own `schema.encode_forms` and has no code of its own: no validation, lock, day files or batching. Its lines
+  are v2 lines of one stream (tests/test_bench_floor.py chains them), so `minimum / floor` bounds what any v2 writer
+  reaches, and `writer / minimum` is what the writer's own code costs.
 """
 from __future__ import annotations
 
@@ -15,19 +27,43 @@ from typing import Any
 
 import orjson
 
+from eventlog.store import schema
 from eventlog.store.commitment import CONTENT, new_salt
 
 _PREFIX = {k: k.encode() + b"\x00" for k in CONTENT}
 
 
-def write_floor(events: list[dict[str, Any]], path: str) -> None:
+VARIANTS = ("v2", "per-line", "minimum")
+
+
+def write_floor(events: list[dict[str, Any]], path: str, variant: str = "v2", stream: str = "floor.jsonl") -> None:
+    """Write `events` as the floor `variant` does (the module's docstring); `stream` is the minimum's chain name."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown floor variant {variant!r}")
     sha256, dumps, sort = hashlib.sha256, orjson.dumps, orjson.OPT_SORT_KEYS
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    if variant == "minimum":
+        encode, new_id, prev = schema.encode_forms, schema.new_id, schema.genesis(stream)
+        for ev in events:
+            out = ev.copy()
+            out["v"] = schema.VERSION
+            out["id"] = new_id()
+            if not CONTENT.isdisjoint(out):
+                out["salt"] = new_salt()
+            line, form = encode(out, prev)
+            prev = sha256(line if form is None else form).hexdigest()
+            os.write(fd, line + b"\n")
+        os.close(fd)
+        return
+    per_line = variant == "per-line"
     for ev in events:
         line = dumps(ev)
         salt = bytes.fromhex(new_salt())
-        for k in CONTENT.intersection(ev):
-            sha256(salt + _PREFIX[k] + dumps(ev[k], option=sort)).hexdigest()
+        if per_line:
+            sha256(salt + dumps({k: ev[k] for k in CONTENT.intersection(ev)}, option=sort)).hexdigest()
+        else:
+            for k in CONTENT.intersection(ev):
+                sha256(salt + _PREFIX[k] + dumps(ev[k], option=sort)).hexdigest()
         sha256(line).hexdigest()
         os.write(fd, line + b"\n")
     os.close(fd)

@@ -144,7 +144,8 @@ def main() -> None:
             "seal check (per file per batch)": per_file(seal_check),
         }
         base_s = best(baseline)
-        floor_s = best(lambda: write_floor(events, str(tmp / "floor.jsonl")))
+        floor_s = best(lambda: write_floor(events, str(tmp / "floor.jsonl"), "v2"))
+        minimum_s = best(lambda: write_floor(events, str(tmp / "minimum.jsonl"), "minimum"))
         writer_s = best(writer)
         rows = [(name, best(fn)) for name, fn in steps.items()]
         print(f"## Python writer profile: {n} events, batches of 1000 over {len(files)} files, fsync never "
@@ -153,12 +154,15 @@ def main() -> None:
         print("|---|---:|---:|")
         for name, s in [("baseline: orjson.dumps + os.write per event", base_s),
                         ("required-work floor: baseline + salt + SHA-256 per content field + SHA-256 per line", floor_s),
+                        ("minimum v2 writer: floor + ULID + prev in the line + commitment form (store_floor.py)",
+                         minimum_s),
                         ("writer: EventLog.append_many (all steps)", writer_s)] + rows:
             print(f"| {name} | {s / n * 1e6:.2f} | {s / writer_s:.0%} |")
         accounted = sum(s for name, s in rows if not name.startswith("  "))
         print(f"| (sum of the steps) | {accounted / n * 1e6:.2f} | {accounted / writer_s:.0%} |")
         print(f"\nwriter / baseline throughput ratio: {base_s / writer_s:.2f}; floor / baseline: {base_s / floor_s:.2f}; "
-              f"writer / floor: {floor_s / writer_s:.2f}")
+              f"writer / floor: {floor_s / writer_s:.2f}; minimum / floor: {floor_s / minimum_s:.2f}; "
+              f"writer / minimum: {minimum_s / writer_s:.2f}")
         if args.cprofile:
             import cProfile
             import pstats
