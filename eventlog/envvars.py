@@ -51,8 +51,9 @@ VARIABLES: tuple[EnvVar, ...] = (
     EnvVar("XDG_DATA_HOME", "Base of the data dir when `$EVENTLOG_DATA_DIR` is unset.", "`~/.local/share`",
            "config.py"),
     EnvVar("EVENTLOG_CACHE", "The cache: pinned Node, OpenClaw and acorn, release tarballs, wheels; the embedding "
-           "model's derived tables (`model/`, rebuilt when missing or damaged).",
-           "`$XDG_CACHE_HOME/openclaw-eventlog`", "toolchain.py, search/modelcache.py"),
+           "model's derived tables (`model/`) and `eventlog sql`'s skipped-line counts (`sql-lines/`), both rebuilt "
+           "when missing or damaged.",
+           "`$XDG_CACHE_HOME/openclaw-eventlog`", "toolchain.py, search/modelcache.py, recall/linecounts.py"),
     EnvVar("XDG_CACHE_HOME", "Base of the cache when `$EVENTLOG_CACHE` is unset.", "`~/.cache`", "toolchain.py"),
     EnvVar("EVENTLOG_OPENCLAW_DIR", "The OpenClaw package to patch (after `--openclaw DIR`); for the tests, the "
            "unpatched copy they start from.", "the package behind `openclaw` on PATH, else `$(npm root -g)/openclaw`",

@@ -7,6 +7,7 @@ written against the store's `ErasedScope` (store/erased.py), and this module wir
     dlp      eventlog/dlp/purge.py        alerts lose content fields, reviews of them their notes (plan + purge)
     index    eventlog/search/index.py     drop the day units holding an erased file (rebuilt on the next search)
     parquet  eventlog/recall/purge.py     delete the months' units, rebuild them from the erased log
+    sql-lines eventlog/recall/linecounts.py  drop the cached skipped-line counts of the erased files
 
 A purger takes (root, scope) and returns counts for the `log:erased` event; an optional planner returns what it would
 erase without changing anything (and refuses what it cannot erase) — `forget` plans first and records the plan before
@@ -67,6 +68,13 @@ def _parquet() -> Derived:
     return Derived(purge)
 
 
+def _linecounts() -> Derived:
+    from ..recall import linecounts
+
+    return Derived(lambda root, scope: linecounts.purge(root, scope.files))
+
+
 register_derived("dlp", _dlp)
 register_derived("index", _index)
 register_derived("parquet", _parquet)
+register_derived("sql-lines", _linecounts)

@@ -218,22 +218,31 @@ def _params_for(text: str, params: dict[str, Any] | None) -> dict[str, Any] | No
 
 
 def invalid_lines(con: "duckdb.DuckDBPyConnection", src: Sources, root: Path) -> list[tuple[str, int]]:
-    """(relpath, count) of torn or invalid JSONL lines in the query's files (the views skipped them; not fatal)."""
+    """(relpath, count) of torn or invalid JSONL lines in the query's files (the views skipped them; not fatal). Only
+    the files changed since an earlier run counted them are read (recall/linecounts.py)."""
     if not src.jsonl:
         return []
+    from . import linecounts
+
+    return linecounts.invalid_lines(root, src.jsonl, lambda paths: _count_invalid(con, root, paths))
+
+
+def _count_invalid(con: "duckdb.DuckDBPyConnection", root: Path, paths: list[str]) -> dict[str, int]:
+    """relpath → torn or invalid lines, for every file of `paths` (0 included)."""
     # One scan of the files (a second one for torn tails held ~100 MB more on the 71,761 day files of a year of 200
     # chats): each file's complete lines are checked, and the part after its last newline, when not empty, is a torn
     # tail (one more skipped line). A file that holds only a torn tail keeps one NULL row so that it is counted.
     bad = ("CASE WHEN body IS NULL THEN false WHEN NOT json_valid(body) THEN true "  # CASE: an OR evaluates every side
            "ELSE json_extract_string(body, 'id') IS NULL OR TRY_CAST(json_extract_string(body, 'ts') AS TIMESTAMP) IS NULL END")
+    con.execute("SET VARIABLE el_count = from_json($v, '[\"VARCHAR\"]')", {"v": orjson.dumps(paths).decode()})
     rows = con.execute(
-        f"SELECT file, n FROM (SELECT file, count(*) FILTER (WHERE {bad}) + max(torn::INTEGER) AS n FROM (\n"
+        f"SELECT file, count(*) FILTER (WHERE {bad}) + max(torn::INTEGER) AS n FROM (\n"
         "SELECT file, parts[-1] <> '' AS torn, unnest(CASE WHEN len(parts) > 1"
         " THEN list_slice(parts, 1, len(parts) - 1) ELSE [NULL] END) AS body\n"
-        f"FROM ({file_parts_sql(root)}))\n"
-        "GROUP BY file) WHERE n > 0 ORDER BY file"
+        f"FROM ({file_parts_sql(root, 'el_count')}))\n"
+        "GROUP BY file"
     ).fetchall()
-    return [(f, int(n)) for f, n in rows]
+    return {f: int(n) for f, n in rows}
 
 
 def _one_line(exc: BaseException) -> str:
