@@ -21,7 +21,7 @@ from ..store.commitment import chain_hash
 from ..store.layout import parse_relpath, seal_streams
 from ..store.reader import Problem
 from ..store.seal import read_seal_records
-from ..store.verify import verify_chain
+from ..store.verify import against_seal, verify_chain
 from .extensions import LakeError
 
 GATEWAY_FILE = "state/lake-gateway"  # store/layout.locations(): this root's gateway name and id in every lake
@@ -110,9 +110,11 @@ def damage_of(root: Path, rel: str, sf: SealedFile | None) -> list[Problem]:
     hashes, ends = verify_chain(path, rel, lambda p, is_damage: found.append(p) if is_damage else None,
                                 parse_relpath(rel) if sf else None)
     if sf is not None:
-        if len(hashes) < sf.lines:
+        # lines after the seal are not shipped; a sealed part of another size is not the sealed bytes
+        state = set(against_seal(hashes, ends, sf.lines, sf.last, sf.bytes)) - {"extended"}
+        if "truncated" in state:
             found.append(Problem(rel, len(hashes), f"truncated: {len(hashes)} lines, sealed with {sf.lines}"))
-        elif hashes[sf.lines - 1] != sf.last or ends[sf.lines - 1] != sf.bytes:
+        elif state:
             found.append(Problem(rel, sf.lines, "sealed part modified (no longer matches the seal: run "
                                                 "`eventlog verify`)"))
     return found

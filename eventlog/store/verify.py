@@ -180,6 +180,19 @@ def verify(root: Path, chat: str | None = None, since: date | None = None, until
     return report
 
 
+def against_seal(hashes: list[str], ends: list[int], lines: int, last: str, size: int) -> list[str]:
+    """How a chained file stands against a seal of `lines` lines whose last has chain hash `last` and ends at byte
+    `size`, given verify_chain's (hashes, ends) of the file: [] when it is exactly the seal's; else "truncated" (fewer
+    lines) or "modified" (line `lines` is not the sealed one) alone, or any of "resized" (the sealed lines are
+    unchanged but end elsewhere: an erasure stopped before resealing) and "extended" (lines after the seal). The one
+    comparison for `verify` (which warns on the last two) and `lake push` (which ships only an exact sealed part)."""
+    if len(hashes) < lines:
+        return ["truncated"]
+    if hashes[lines - 1] != last:
+        return ["modified"]
+    return (["resized"] if ends[lines - 1] != size else []) + (["extended"] if len(hashes) > lines else [])
+
+
 def _check_seal(frel: str, rec: dict[str, Any], got: tuple[list[str], list[int]], mig: dict[str, Any] | None,
                 record: Callable[[Problem, bool], None], damaged: bool = False) -> None:
     """A day file against its latest seal: line `lines` must have chain hash `last`. The byte count is checked too,
@@ -192,18 +205,18 @@ def _check_seal(frel: str, rec: dict[str, Any], got: tuple[list[str], list[int]]
             and len(hashes) >= mig.get("new_lines", 0) > 0 and hashes[mig["new_lines"] - 1] == mig.get("new_last")):
         record(Problem(frel, 0, "migrated to v2, seal not renewed yet (run `eventlog migrate` again)"), False)
         return
-    if len(hashes) < n:
+    found = against_seal(hashes, ends, n, rec["last"], rec["bytes"])
+    if "truncated" in found:
         record(Problem(frel, len(hashes), f"truncated: {len(hashes)} lines, sealed with {n}"), True)
-    elif hashes[n - 1] != rec["last"]:
+    if "modified" in found:
         record(Problem(frel, n, f"sealed part modified (line {n} no longer matches the seal)"), True)
-    else:
-        if ends[n - 1] != rec["bytes"]:
-            record(Problem(frel, n, "sealed lines unchanged but their size differs from the seal (an erasure "
-                                    f"stopped before resealing{hint})"), False)
-        if len(hashes) > n:
-            record(Problem(frel, n + 1, f"{len(hashes) - n} line(s) after the seal, not resealed yet (a writer "
-                                        "stopped while extending a closed day, or lines added by hand"
-                                        f"{hint})"), False)
+    if "resized" in found:
+        record(Problem(frel, n, "sealed lines unchanged but their size differs from the seal (an erasure "
+                                f"stopped before resealing{hint})"), False)
+    if "extended" in found:
+        record(Problem(frel, n + 1, f"{len(hashes) - n} line(s) after the seal, not resealed yet (a writer "
+                                    "stopped while extending a closed day, or lines added by hand"
+                                    f"{hint})"), False)
 
 
 def _migrated(root: Path) -> dict[str, dict[str, Any]]:
