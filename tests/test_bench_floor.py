@@ -17,12 +17,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def bench() -> object:
+    before = list(sys.path)
     sys.path.insert(0, str(REPO / "tools" / "bench"))
     try:
-        import store as store_bench
+        import store as store_bench  # it puts its own directories on sys.path too
         import store_floor
     finally:
-        sys.path.remove(str(REPO / "tools" / "bench"))
+        sys.path[:] = before
     return store_bench, store_floor
 
 

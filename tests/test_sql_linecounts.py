@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from eventlog.cli.main import cli
-from eventlog.recall import linecounts, query
+from eventlog.recall import freshness, linecounts, query
+from eventlog.store.erased import GENERATION, generation
 from eventlog.store.writer import EventLog
 
 OLD = time.time() - 3600  # older than freshness.RACY_NS: a file's identity can be recorded
@@ -27,6 +28,9 @@ def ev(chat: str, day: int, i: int) -> dict:
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("EVENTLOG_CACHE", str(tmp_path / "cache"))
+    # a file written by the test stays "just modified" (freshness's racy rule) for 10 min, not 2 s: a slow machine
+    # cannot make a count the test expects to be redone a remembered one
+    monkeypatch.setattr(freshness, "RACY_NS", 600 * 10**9)
     r = tmp_path / "root"
     EventLog(r, fsync="never").append_many([ev(c, d, i) for c in ("1", "2") for d in (1, 2, 3) for i in range(3)])
     for p in (r / "raw").rglob("*.jsonl"):
@@ -117,7 +121,11 @@ def test_a_damaged_or_unwritable_cache_is_only_slower(root: Path, tmp_path: Path
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     counted(root, monkeypatch)
     (cache_file,) = (tmp_path / "cache" / "sql-lines").iterdir()
-    for damage in (b"{not json", b'{"format": 1, "files": {"x": [1, "a"]}}', b"[]", b'{"format": 99, "files": {}}'):
+    good = orjson.loads(cache_file.read_bytes())
+    assert good["rule"] and len(good["files"]) == 6
+    for damage in (b"{not json", b'{"format": 1, "rule": "r", "files": {"x": [1, "a"]}}', b"[]",
+                   b'{"format": 99, "files": {}}', orjson.dumps({**good, "rule": "another rule"}),
+                   orjson.dumps({k: v for k, v in good.items() if k != "rule"})):
         cache_file.write_bytes(damage)
         bad, read = counted(root, monkeypatch)
         assert bad == [] and len(read) == 6
@@ -141,3 +149,42 @@ def test_forget_drops_the_entries_of_what_it_erased(root: Path, tmp_path: Path,
     left = set(orjson.loads(cache_file.read_bytes())["files"])
     assert left == keys - {linecounts._file_key(r) for r in rels} and len(left) == 3
     assert orjson.loads(r.stdout.splitlines()[-1])["derived"]["sql-lines"] == {"entries_deleted": 3}
+
+
+def test_no_cache_directory_at_all(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def nowhere() -> Path:
+        raise RuntimeError("Could not determine home directory.")  # Path.home() with no HOME and no passwd entry
+
+    monkeypatch.setattr(linecounts, "cache_dir", nowhere)
+    for _ in range(2):
+        bad, read = counted(root, monkeypatch)
+        assert bad == [] and len(read) == 6
+    assert linecounts.purge(root, ["raw/x"]) == {"entries_deleted": 0}
+
+
+def test_a_forget_while_counting_is_not_undone(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forget that purges the cache while a query counts: the query writes nothing back, so the erased files'
+    entries stay gone."""
+    counted(root, monkeypatch)
+    (cache_file,) = (tmp_path / "cache" / "sql-lines").iterdir()
+    rels = [str(p.relative_to(root)) for p in (root / "raw").rglob("*.jsonl") if "/1/" in str(p)]
+    changed = day(root, "1", 2)
+    with open(changed, "ab") as f:
+        f.write(b"garbage\n")
+    os.utime(changed, (OLD + 5, OLD + 5))
+
+    def forget_meanwhile(con, r, paths):  # type: ignore[no-untyped-def]
+        assert linecounts.purge(root, rels) == {"entries_deleted": 3}
+        (root / GENERATION).parent.mkdir(exist_ok=True)
+        (root / GENERATION).write_text(str(generation(root) + 1))  # what `forget` does as it ends
+        return COUNT(con, r, paths)
+
+    monkeypatch.setattr(query, "_count_invalid", forget_meanwhile)
+    scope = query.scope_from(root, None, None, None)
+    con, src = query.connect(scope)
+    try:
+        assert query.invalid_lines(con, src, root) == [(str(changed.relative_to(root)), 1)]
+    finally:
+        con.close()
+    keys = set(orjson.loads(cache_file.read_bytes())["files"])
+    assert not keys & {linecounts._file_key(r) for r in rels} and len(keys) == 3

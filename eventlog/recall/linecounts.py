@@ -7,8 +7,11 @@ and rebuildable, so they live in the cache, never under the root (a read command
 file's relpath (no chat id in clear) to the file's identity and its count. The identity is the one rule of
 recall/freshness.py (size, mtime, ctime, inode; none for a file modified in the last 2 s, which is scanned every
 time). A file whose identity is unchanged is not read again; any other is scanned and its entry replaced. `forget`
-also drops the entries of the files it erased (registered in ops/erasure.py). A cache that is missing, unreadable or damaged is ignored and written again; when the cache cannot
-be written, every file is scanned, as before.
+also drops the entries of the files it erased (registered in ops/erasure.py). The file also records the counting rule (a digest of the caller's SQL): another rule ignores it. A
+run that saw an erasure (`forget` moves state/erasure's generation) while it counted writes nothing, and a run
+writes only the entries it counted into the file as it is then, so it never puts back what `forget` dropped. A cache
+that is missing, unreadable, damaged or of another rule is ignored and written again; when there is no cache
+directory or it cannot be written, every file is scanned, as before.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
+from ..store.erased import generation
 from ..store.fsutil import replace_file
 from ..toolchain import cache_dir
 from .freshness import snapshot_key, stat_key
@@ -35,41 +39,78 @@ def _root_key(root: Path) -> str:
     return hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
 
 
-def _path(root: Path) -> Path:
-    return directory() / f"{_root_key(root)}.json"
+def _path(root: Path) -> Path | None:
+    """The root's cache file, or None when there is no cache directory to name (no HOME, no $EVENTLOG_CACHE)."""
+    try:
+        return directory() / f"{_root_key(root)}.json"
+    except (RuntimeError, KeyError, OSError):
+        return None
 
 
 def _file_key(rel: str) -> str:
     return hashlib.blake2b(rel.encode(), digest_size=16).hexdigest()
 
 
-def _load(path: Path) -> dict[str, list[int]]:
+def _rule_key(rule: str) -> str:
+    return hashlib.sha256(rule.encode()).hexdigest()[:16]
+
+
+def _load(path: Path | None) -> tuple[str | None, dict[str, list[int]]]:
+    """(the rule digest, file key → entry) of a cache file; (None, {}) when it is missing or damaged."""
+    if path is None:
+        return None, {}
     try:
         data = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), dict):
-        return {}
+        return None, {}
+    if (not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("rule"), str)
+            or not isinstance(data.get("files"), dict)):
+        return None, {}
     files: dict[str, Any] = data["files"]
-    return {k: v for k, v in files.items()
-            if isinstance(v, list) and len(v) == _KEY_LEN + 1 and all(type(x) is int for x in v)}
+    return data["rule"], {k: v for k, v in files.items()
+                          if isinstance(v, list) and len(v) == _KEY_LEN + 1 and all(type(x) is int for x in v)}
 
 
-def _save(path: Path, files: dict[str, list[int]]) -> None:
+def _entries(path: Path | None, rule: str) -> dict[str, list[int]]:
+    got, files = _load(path)
+    return files if got == _rule_key(rule) else {}
+
+
+def _update(path: Path | None, rule: str | None, changes: dict[str, list[int] | None]) -> bool:
+    """Apply `changes` (file key → entry, None: drop it) to the cache file as it is now, under `rule` (another
+    rule's entries go; None: the file's own rule). Whether it was written."""
+    if path is None or not changes:
+        return False
+    got, files = _load(path)
+    want = got if rule is None else _rule_key(rule)
+    if want is None:
+        return False  # nothing to drop from
+    if want != got:
+        files = {}
+    for k, v in changes.items():
+        if v is None:
+            files.pop(k, None)
+        else:
+            files[k] = v
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        replace_file(path, orjson.dumps({"format": FORMAT, "files": files}), "sql-lines")
+        replace_file(path, orjson.dumps({"format": FORMAT, "rule": want, "files": files}), "sql-lines")
     except OSError:
-        pass  # a cache that cannot be written: the next run scans again
+        return False  # a cache that cannot be written: the next run scans again
+    return True
 
 
-def invalid_lines(root: Path, paths: Iterable[str],
-                  scan: Callable[[list[str]], dict[str, int]]) -> list[tuple[str, int]]:
+def invalid_lines(root: Path, paths: Iterable[str], scan: Callable[[list[str]], dict[str, int]],
+                  rule: str) -> list[tuple[str, int]]:
     """(relpath, count) of the files among `paths` (absolute, under `root`) that hold torn or invalid lines, sorted.
-    `scan(absolute paths)` counts them in the files the cache cannot answer for: relpath → count, 0 included."""
-    cache_file = _path(root)
-    files = _load(cache_file)
-    cut = len(str(root)) + 1
+    `scan(absolute paths)` counts them by `rule` in the files the cache cannot answer for: relpath → count, 0
+    included (its relpaths are the paths without `root/`)."""
+    paths = list(paths)
+    prefix = str(root) + "/"
+    cache_file = _path(root) if all(p.startswith(prefix) for p in paths) else None
+    gen = generation(root)
+    files = _entries(cache_file, rule)
+    cut = len(prefix)
     out: list[tuple[str, int]] = []
     stale: list[str] = []
     ident: dict[str, list[int] | None] = {}
@@ -90,30 +131,25 @@ def invalid_lines(root: Path, paths: Iterable[str],
             ident[rel] = list(snap) if snap is not None else None
     if stale:
         counts = scan(stale)
-        dirty = False
+        changes: dict[str, list[int] | None] = {}
         for rel, key in ident.items():
             n = counts.get(rel)
             if n is None:
                 continue
             if key is not None:
-                files[_file_key(rel)] = key + [n]
-                dirty = True
-            elif files.pop(_file_key(rel), None) is not None:
-                dirty = True
+                changes[_file_key(rel)] = key + [n]
+            elif _file_key(rel) in files:
+                changes[_file_key(rel)] = None
             if n:
                 out.append((rel, n))
-        if dirty:
-            _save(cache_file, files)
+        if generation(root) == gen:  # else a forget ran meanwhile: what was counted may be what it erased
+            _update(cache_file, rule, changes)
     return sorted(out)
 
 
 def purge(root: Path, relpaths: Iterable[str]) -> dict[str, int]:
-    """Drop the entries of `relpaths` (forget's erased files): {"entries_deleted": n}."""
+    """Drop the entries of `relpaths` (forget's erased files), whatever rule counted them: {"entries_deleted": n}."""
     cache_file = _path(root)
-    files = _load(cache_file)
-    gone = [k for k in map(_file_key, relpaths) if k in files]
-    for k in gone:
-        del files[k]
-    if gone:
-        _save(cache_file, files)
-    return {"entries_deleted": len(gone)}
+    _, files = _load(cache_file)
+    gone: dict[str, list[int] | None] = {k: None for k in map(_file_key, relpaths) if k in files}
+    return {"entries_deleted": len(gone) if _update(cache_file, None, gone) else 0}

@@ -12,12 +12,14 @@ Variants of `write_floor`:
 - `"per-line"`: the floor of a format that is not v2 (a proposal, issue 30 item 5): one keyed hash per line over all
   its content fields together (their sorted-key encoding in one object) instead of one per field, plus the chain hash.
   Erasing one field would then commit to the line's content as a whole.
-- `"minimum"`: the least a writer of v2 lines must do, as the floor leaves out three things every v2 line needs: an
-  id (a ULID), the previous line's chain hash inside the line (so the line is encoded with it, in sorted key order),
-  and the chain hash over the line's commitment form (the form encoded besides the line). It encodes through the
-  writer's own `schema.encode_forms` and has no code of its own: no validation, lock, day files or batching. Its lines
-  are v2 lines of one stream (tests/test_bench_floor.py chains them), so `minimum / floor` bounds what any v2 writer
-  reaches, and `writer / minimum` is what the writer's own code costs.
+- `"minimum"`: the floor plus the three things it leaves out that every v2 line needs: an id (a ULID), the previous
+  line's chain hash inside the line (so the line is encoded with it, in sorted key order), and the chain hash over the
+  line's commitment form (the form encoded besides the line). It encodes through the writer's own
+  `schema.encode_forms` and has no code of its own: no validation, lock, day files (one stream, one genesis), seals
+  or batching; like the floor it writes each line on its own. Its lines are v2 lines of one stream
+  (tests/test_bench_floor.py chains them). So `minimum / floor` bounds what a writer built on this encoder reaches,
+  and `writer / minimum` is what the writer's own code costs. It is not a bound on every possible encoder: one that
+  encoded the fields a line and its commitment form share only once, or spliced `prev` into bytes, could do less.
 """
 from __future__ import annotations
 
