@@ -19,36 +19,19 @@ def test_missing_file_is_none(tmp_path: Path) -> None:
     assert Growing().read(tmp_path / "nope.jsonl") is None
 
 
-def test_returns_only_what_was_appended(tmp_path: Path) -> None:
+@pytest.mark.parametrize("first,steps", [
+    (b"a\nb\n", [(b"", [b"a", b"b"]), (b"", []), (b"c\n", [b"c"]), (b"d\ne\n", [b"d", b"e"])]),
+    # a torn tail is held back until it is complete
+    (b"a\n{\"half", [(b"", [b"a"]), (b"\":1", []), (b"}\nz\n", [b'{"half":1}', b"z"])]),
+    (b"", [(b"", []), (b"x\n", [b"x"])]),
+], ids=["appended-only", "torn-tail", "empty-then-growth"])
+def test_a_read_returns_only_what_was_appended(tmp_path: Path, first: bytes, steps: list) -> None:
     p = tmp_path / "s.jsonl"
-    p.write_bytes(b"a\nb\n")
+    p.write_bytes(first)
     g = Growing()
-    assert g.read(p) == (True, [b"a", b"b"])
-    assert g.read(p) == (False, [])
-    append(p, b"c\n")
-    assert g.read(p) == (False, [b"c"])
-    append(p, b"d\ne\n")
-    assert g.read(p) == (False, [b"d", b"e"])
-
-
-def test_a_torn_tail_is_held_back_until_complete(tmp_path: Path) -> None:
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(b"a\n{\"half")
-    g = Growing()
-    assert g.read(p) == (True, [b"a"])
-    append(p, b"\":1")
-    assert g.read(p) == (False, [])
-    append(p, b"}\nz\n")
-    assert g.read(p) == (False, [b'{"half":1}', b"z"])
-
-
-def test_an_empty_file_then_growth(tmp_path: Path) -> None:
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(b"")
-    g = Growing()
-    assert g.read(p) == (True, [])
-    append(p, b"x\n")
-    assert g.read(p) == (False, [b"x"])
+    for i, (data, lines) in enumerate(steps):
+        append(p, data)
+        assert g.read(p) == (i == 0, lines), i  # only the first read starts from the beginning
 
 
 def test_a_replaced_file_starts_again(tmp_path: Path) -> None:

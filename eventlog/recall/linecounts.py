@@ -25,7 +25,7 @@ import orjson
 from ..store.erased import generation
 from ..store.fsutil import replace_file
 from ..toolchain import cache_dir
-from .freshness import snapshot_key, stat_key
+from .freshness import same, snapshot_key, stat_key
 
 FORMAT = 1
 _KEY_LEN = 4  # freshness.Key
@@ -76,28 +76,32 @@ def _entries(path: Path | None, rule: str) -> dict[str, list[int]]:
     return files if got == _rule_key(rule) else {}
 
 
-def _update(path: Path | None, rule: str | None, changes: dict[str, list[int] | None]) -> bool:
+def _update(path: Path | None, rule: str | None, changes: dict[str, list[int] | None]) -> int | None:
     """Apply `changes` (file key → entry, None: drop it) to the cache file as it is now, under `rule` (another
-    rule's entries go; None: the file's own rule). Whether it was written."""
+    rule's entries go; None: the file's own rule). The number of entries set or dropped, None when not written."""
     if path is None or not changes:
-        return False
+        return None
     got, files = _load(path)
     want = got if rule is None else _rule_key(rule)
     if want is None:
-        return False  # nothing to drop from
+        return None  # nothing to drop from
     if want != got:
         files = {}
+    done = 0
     for k, v in changes.items():
-        if v is None:
-            files.pop(k, None)
-        else:
+        if v is not None:
             files[k] = v
+            done += 1
+        elif files.pop(k, None) is not None:
+            done += 1
+    if not done:
+        return 0
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         replace_file(path, orjson.dumps({"format": FORMAT, "rule": want, "files": files}), "sql-lines")
     except OSError:
-        return False  # a cache that cannot be written: the next run scans again
-    return True
+        return None  # a cache that cannot be written: the next run scans again
+    return done
 
 
 def invalid_lines(root: Path, paths: Iterable[str], scan: Callable[[list[str]], dict[str, int]],
@@ -121,7 +125,7 @@ def invalid_lines(root: Path, paths: Iterable[str], scan: Callable[[list[str]], 
         except FileNotFoundError:
             continue  # gone since the query planned it (a retention `forget`): nothing of it was read
         entry = files.get(_file_key(rel))
-        if entry is not None and tuple(entry[:_KEY_LEN]) == stat_key(st):
+        if entry is not None and same(entry[:_KEY_LEN], stat_key(st)):
             if entry[_KEY_LEN]:
                 out.append((rel, entry[_KEY_LEN]))
         else:
@@ -149,7 +153,4 @@ def invalid_lines(root: Path, paths: Iterable[str], scan: Callable[[list[str]], 
 
 def purge(root: Path, relpaths: Iterable[str]) -> dict[str, int]:
     """Drop the entries of `relpaths` (forget's erased files), whatever rule counted them: {"entries_deleted": n}."""
-    cache_file = _path(root)
-    _, files = _load(cache_file)
-    gone: dict[str, list[int] | None] = {k: None for k in map(_file_key, relpaths) if k in files}
-    return {"entries_deleted": len(gone) if _update(cache_file, None, gone) else 0}
+    return {"entries_deleted": _update(_path(root), None, {_file_key(r): None for r in relpaths}) or 0}

@@ -79,10 +79,7 @@ def connect(scope: Scope, src: Sources | None = None, memory_limit: str | None =
         variables["el_" + view] = path
     for name, value in variables.items():
         if isinstance(value, list):
-            # One JSON string, not a Python list: duckdb 1.5.5 converts a list parameter element by element and
-            # tries `import pandas` twice per element (measured: 3.8 s for the 71,761 day files of a year of 200
-            # chats, and an empty list gets no element type).
-            con.execute(f"SET VARIABLE {name} = from_json($v, '[\"VARCHAR\"]')", {"v": orjson.dumps(value).decode()})
+            _set_list(con, name, value)
         else:
             con.execute(f"SET VARIABLE {name} = $v", {"v": value})
     for name, stmt in view_sql(scope, src).items():
@@ -96,6 +93,13 @@ def connect(scope: Scope, src: Sources | None = None, memory_limit: str | None =
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con, src
+
+
+def _set_list(con: "duckdb.DuckDBPyConnection", name: str, values: list[str]) -> None:
+    """SET VARIABLE name to a list of strings, bound as one JSON string, not a Python list: duckdb 1.5.5 converts a
+    list parameter element by element and tries `import pandas` twice per element (measured: 3.8 s for the 71,761
+    day files of a year of 200 chats), and an empty list gets no element type."""
+    con.execute(f"SET VARIABLE {name} = from_json($v, '[\"VARCHAR\"]')", {"v": orjson.dumps(values).decode()})
 
 
 @contextmanager
@@ -244,7 +248,7 @@ _COUNT = (
 
 def _count_invalid(con: "duckdb.DuckDBPyConnection", root: Path, paths: list[str]) -> dict[str, int]:
     """relpath → torn or invalid lines, for every file of `paths` (0 included)."""
-    con.execute("SET VARIABLE el_count = from_json($v, '[\"VARCHAR\"]')", {"v": orjson.dumps(paths).decode()})
+    _set_list(con, "el_count", paths)
     rows = con.execute(_COUNT.format(parts=file_parts_sql(root, "el_count"))).fetchall()
     return {f: int(n) for f, n in rows}
 
