@@ -220,3 +220,30 @@ def test_the_test_root_is_left_as_the_cli_leaves_it(tmp_path: Path) -> None:
         for path in ["/", "/chats/-1001234567890", "/alerts", "/api/chats", "/api/alerts", "/search?q=deploy&mode=text"]:
             assert client.get(path, headers={"X-Eventlog-Token": TOKEN}).status_code == 200, path
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before
+
+
+def test_a_refusal_reads_the_request_body_first() -> None:
+    """A refused POST's body is read before the answer is sent: answering and closing with it unread lets the kernel
+    reset the connection, and the client lost the 403 (seen in CI, tests/web/test_serve_http.py)."""
+    import asyncio
+
+    from eventlog.web.auth import TokenGate
+
+    events: list[str] = []
+    chunks = [{"type": "http.request", "body": b"resolution=x", "more_body": True},
+              {"type": "http.request", "body": b"&note=y", "more_body": False}]
+
+    async def receive() -> dict:
+        events.append("receive")
+        return chunks.pop(0)
+
+    async def send(message: dict) -> None:
+        events.append(message["type"])
+
+    async def app(scope: dict, receive: object, send: object) -> None:
+        raise AssertionError("a refused request reached the app")
+
+    scope = {"type": "http", "method": "POST", "path": "/api/x", "query_string": b"", "headers": [
+        (b"cookie", b"eventlog_token=" + b"t" * 43)]}
+    asyncio.run(TokenGate(app, "t" * 43)(scope, receive, send))
+    assert events == ["receive", "receive", "http.response.start", "http.response.body"]
